@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# Local Apache Kafka (KRaft) for development and tests, without Docker.
+#
+#   deploy/kafka.sh up [--nodes N]    start (or reuse) a cluster of N combined broker+controller nodes
+#   deploy/kafka.sh down [--nodes N]  stop it; no process is left behind
+#   deploy/kafka.sh status [--nodes N]
+#   deploy/kafka.sh reset [--nodes N] stop it and delete its data
+#
+# The broker jars come from Maven Central (deploy/kafka/pom.xml, `mvn dependency:copy-dependencies`)
+# and are cached in .local/kafka/jars-<version>. Each cluster size has its own data, logs and
+# ports, so the default single-node cluster and a three-node cluster (for broker-failure tests)
+# can run side by side:
+#
+#   nodes=1: broker 127.0.0.1:39092, controller 39093
+#   nodes=3: brokers 127.0.0.1:39192,39193,39194, controllers 39292,39293,39294
+#
+# `up` waits until every broker answers metadata requests and prints
+# KAFKA_BOOTSTRAP_SERVERS=... as its last line. Override ports with KAFKA_PORT_BASE.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+KAFKA_VERSION=${KAFKA_VERSION:-4.4.0}
+home=${KAFKA_HOME_DIR:-$root/.local/kafka}
+jars=$home/jars-$KAFKA_VERSION
+heap=${KAFKA_HEAP:-512m}
+
+cmd=${1:-}; shift || true
+nodes=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
+    --nodes=*) nodes=${1#--nodes=}; shift ;;
+    *) echo "kafka.sh: unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+case "$nodes" in ''|*[!0-9]*|0) echo "kafka.sh: --nodes must be a positive number" >&2; exit 2 ;; esac
+
+if [ "$nodes" = 1 ]; then base=${KAFKA_PORT_BASE:-39092}; ctl_base=$((base + 1))
+else base=${KAFKA_PORT_BASE:-39192}; ctl_base=$((base + 100)); fi
+cluster=$home/cluster-n$nodes
+
+broker_port() { echo $((base + $1 - 1)); }
+controller_port() { echo $((ctl_base + $1 - 1)); }
+bootstrap() {
+  local i out=""
+  for i in $(seq 1 "$nodes"); do out="${out:+$out,}127.0.0.1:$(broker_port "$i")"; done
+  echo "$out"
+}
+pid_of() { cat "$cluster/node-$1/pid" 2>/dev/null || true; }
+alive() { local p; p=$(pid_of "$1"); [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
+# Command-line tools log to the cluster folder too (the broker config names kafka.logs.dir).
+java_run() { java -Xmx256m -cp "$jars/*" -Dkafka.logs.dir="$cluster/tools-logs" -Dlog4j2.configurationFile="$cluster/log4j2.properties" "$@"; }
+
+fetch_jars() {
+  [ -f "$jars/.complete" ] && return 0
+  command -v java >/dev/null || { echo "kafka.sh: java (17+) is required" >&2; exit 1; }
+  command -v mvn >/dev/null || { echo "kafka.sh: mvn is required to fetch the Kafka jars" >&2; exit 1; }
+  echo "kafka.sh: fetching Apache Kafka $KAFKA_VERSION jars from Maven Central into $jars" >&2
+  rm -rf "$jars"; mkdir -p "$jars"
+  mvn -q -B -f "$root/deploy/kafka/pom.xml" -Dkafka.version="$KAFKA_VERSION" \
+    dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$jars" >&2
+  touch "$jars/.complete"
+}
+
+write_configs() {
+  local i voters="" rf=1 isr=1
+  [ "$nodes" -ge 3 ] && { rf=3; isr=2; }
+  [ "$nodes" = 2 ] && { rf=2; isr=1; }
+  for i in $(seq 1 "$nodes"); do voters="${voters:+$voters,}$i@127.0.0.1:$(controller_port "$i")"; done
+  mkdir -p "$cluster"
+  cat > "$cluster/log4j2.properties" <<L4J
+status = warn
+appender.file.type = File
+appender.file.name = FILE
+appender.file.fileName = \${sys:kafka.logs.dir}/server.log
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = FILE
+logger.kafka.name = kafka
+logger.kafka.level = INFO
+logger.state.name = state.change.logger
+logger.state.level = WARN
+L4J
+  for i in $(seq 1 "$nodes"); do
+    mkdir -p "$cluster/node-$i/logs"
+    cat > "$cluster/node-$i/server.properties" <<PROPS
+process.roles=broker,controller
+node.id=$i
+controller.quorum.voters=$voters
+listeners=PLAINTEXT://127.0.0.1:$(broker_port "$i"),CONTROLLER://127.0.0.1:$(controller_port "$i")
+advertised.listeners=PLAINTEXT://127.0.0.1:$(broker_port "$i")
+inter.broker.listener.name=PLAINTEXT
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$cluster/node-$i/data
+num.partitions=1
+default.replication.factor=$rf
+min.insync.replicas=$isr
+offsets.topic.replication.factor=$rf
+offsets.topic.num.partitions=10
+transaction.state.log.replication.factor=$rf
+transaction.state.log.min.isr=$isr
+transaction.state.log.num.partitions=10
+share.coordinator.state.topic.replication.factor=$rf
+share.coordinator.state.topic.min.isr=$isr
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=true
+log.retention.hours=24
+log.segment.bytes=67108864
+PROPS
+  done
+}
+
+wait_ready() {
+  local i deadline=$((SECONDS + 120))
+  for i in $(seq 1 "$nodes"); do
+    until java_run org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:$(broker_port "$i")" \
+          --list >/dev/null 2>&1; do
+      if ! alive "$i"; then
+        echo "kafka.sh: node $i exited; last lines of its log:" >&2
+        tail -n 30 "$cluster/node-$i/logs/server.log" "$cluster/node-$i/stdout.log" >&2 || true
+        exit 1
+      fi
+      [ $SECONDS -lt $deadline ] || { echo "kafka.sh: node $i did not answer within 120s" >&2; exit 1; }
+      sleep 1
+    done
+  done
+}
+
+up() {
+  local i running=0
+  for i in $(seq 1 "$nodes"); do alive "$i" && running=$((running + 1)); done
+  if [ "$running" = "$nodes" ]; then
+    echo "kafka.sh: reusing the running $nodes-node cluster (Apache Kafka $KAFKA_VERSION)" >&2
+    wait_ready
+    echo "KAFKA_BOOTSTRAP_SERVERS=$(bootstrap)"
+    return
+  fi
+  fetch_jars
+  write_configs
+  local cid
+  if [ -f "$cluster/cluster-id" ]; then cid=$(cat "$cluster/cluster-id")
+  else cid=$(java_run kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1); echo "$cid" > "$cluster/cluster-id"; fi
+  for i in $(seq 1 "$nodes"); do
+    alive "$i" && continue
+    if [ ! -f "$cluster/node-$i/data/meta.properties" ]; then
+      java_run -Dkafka.logs.dir="$cluster/node-$i/logs" kafka.tools.StorageTool format \
+        -t "$cid" -c "$cluster/node-$i/server.properties" >/dev/null
+    fi
+    # setsid: the broker must outlive this script and the shell that ran it.
+    setsid java -Xmx"$heap" -Xms"$heap" -XX:+UseG1GC -Djava.awt.headless=true \
+      -Dkafka.logs.dir="$cluster/node-$i/logs" -Dlog4j2.configurationFile="$cluster/log4j2.properties" \
+      -cp "$jars/*" kafka.Kafka "$cluster/node-$i/server.properties" \
+      >"$cluster/node-$i/stdout.log" 2>&1 < /dev/null &
+    echo $! > "$cluster/node-$i/pid"
+  done
+  wait_ready
+  local v
+  v=$(grep -ho 'Kafka version: [^ ]*' "$cluster"/node-1/logs/server.log | tail -n 1 || true)
+  echo "kafka.sh: started Apache Kafka ${v#Kafka version: } ($nodes node(s), KRaft) under $cluster" >&2
+  echo "KAFKA_BOOTSTRAP_SERVERS=$(bootstrap)"
+}
+
+down() {
+  local i p
+  for i in $(seq 1 "$nodes"); do
+    p=$(pid_of "$i"); [ -n "$p" ] && kill "$p" 2>/dev/null || true
+  done
+  for i in $(seq 1 "$nodes"); do
+    p=$(pid_of "$i"); [ -z "$p" ] && continue
+    for _ in $(seq 1 60); do kill -0 "$p" 2>/dev/null || break; sleep 0.5; done
+    kill -9 "$p" 2>/dev/null || true
+    rm -f "$cluster/node-$i/pid"
+  done
+  echo "kafka.sh: $nodes-node cluster stopped" >&2
+}
+
+status() {
+  local i
+  for i in $(seq 1 "$nodes"); do
+    if alive "$i"; then echo "node $i: running (pid $(pid_of "$i"), 127.0.0.1:$(broker_port "$i"))"
+    else echo "node $i: stopped"; fi
+  done
+}
+
+case "$cmd" in
+  up) up ;;
+  down) down ;;
+  status) status ;;
+  reset) down; rm -rf "$cluster" ;;
+  *) echo "usage: deploy/kafka.sh up|down|status|reset [--nodes N]" >&2; exit 2 ;;
+esac

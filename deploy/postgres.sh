@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# A private PostgreSQL for development and tests (Debian's packages; installed if missing).
+#
+#   deploy/postgres.sh up      start (or reuse) it; the last line printed is DATABASE_URL=...
+#   deploy/postgres.sh down    stop it
+#   deploy/postgres.sh status  prints `running` or `stopped`
+#   deploy/postgres.sh reset   stop it and delete its data
+#
+# Data, socket and log live in .local/postgres; it listens on 127.0.0.1:${PG_PORT:-55432} with
+# trust authentication for the `postgres` user (loopback only: a test database, not a server).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+home=${PG_HOME_DIR:-$root/.local/postgres}
+port=${PG_PORT:-55432}
+data=$home/data
+url="postgres://postgres@127.0.0.1:$port/postgres"
+
+find_bin() {
+  local d
+  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    [ -x "$d/initdb" ] && { echo "$d"; return 0; }
+  done
+  return 1
+}
+
+install_postgres() {
+  echo "postgres.sh: installing Debian's postgresql package" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq postgresql >&2
+}
+
+bin=$(find_bin || true)
+
+# Postgres refuses to run as root; as root we run it as the `postgres` user the package creates.
+as_pg() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+running() { [ -n "$bin" ] && [ -f "$data/PG_VERSION" ] && as_pg "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; }
+
+up() {
+  if [ -z "$bin" ]; then install_postgres; bin=$(find_bin) || { echo "postgres.sh: initdb not found after install" >&2; exit 1; }; fi
+  if running; then
+    echo "postgres.sh: reusing the running PostgreSQL on port $port" >&2
+  else
+    mkdir -p "$home/sock"
+    [ "$(id -u)" = 0 ] && chown postgres: "$home" "$home/sock"
+    if [ ! -f "$data/PG_VERSION" ]; then
+      as_pg "$bin/initdb" -D "$data" -U postgres --auth=trust -E UTF8 >"$home/initdb.log" 2>&1 \
+        || { cat "$home/initdb.log" >&2; exit 1; }
+    fi
+    as_pg "$bin/pg_ctl" -D "$data" -l "$home/postgres.log" -w -t 60 \
+      -o "-p $port -k $home/sock -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off" \
+      start >/dev/null || { tail -n 30 "$home/postgres.log" >&2; exit 1; }
+    echo "postgres.sh: started PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on port $port" >&2
+  fi
+  for _ in $(seq 1 30); do
+    "$bin/pg_isready" -h 127.0.0.1 -p "$port" -q && break
+    sleep 0.5
+  done
+  echo "DATABASE_URL=$url"
+}
+
+down() {
+  if running; then as_pg "$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null; fi
+  echo "postgres.sh: stopped" >&2
+}
+
+case "${1:-}" in
+  up) up ;;
+  down) down ;;
+  status) if running; then echo running; else echo stopped; fi ;;
+  reset) down; rm -rf "$home" ;;
+  *) echo "usage: deploy/postgres.sh up|down|reset" >&2; exit 2 ;;
+esac

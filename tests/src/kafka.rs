@@ -1,0 +1,116 @@
+//! Real-broker helpers.
+
+use std::time::{Duration, Instant};
+
+use rdkafka::ClientConfig;
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::message::Message;
+
+/// The default single-node cluster of `deploy/kafka.sh up`.
+const DEFAULT_BOOTSTRAP: &str = "127.0.0.1:39092";
+
+/// Where the test Kafka is: `KAFKA_BOOTSTRAP_SERVERS`, else `deploy/kafka.sh`'s default port.
+pub fn bootstrap_servers() -> String {
+    std::env::var("KAFKA_BOOTSTRAP_SERVERS").unwrap_or_else(|_| DEFAULT_BOOTSTRAP.to_owned())
+}
+
+/// Client config pointing at the test cluster.
+pub fn client_config() -> ClientConfig {
+    let mut c = ClientConfig::new();
+    c.set("bootstrap.servers", bootstrap_servers());
+    c
+}
+
+/// Creates topics with `partitions` partitions each and replication factor 1, and fails the
+/// test with the broker's reason if Kafka is not there (run `deploy/kafka.sh up` or `tests/run.sh`).
+pub async fn create_topics(names: &[&str], partitions: i32) {
+    let admin: AdminClient<DefaultClientContext> = client_config()
+        .create()
+        .expect("admin client config is valid");
+    let topics: Vec<NewTopic<'_>> = names
+        .iter()
+        .map(|n| NewTopic::new(n, partitions, TopicReplication::Fixed(1)))
+        .collect();
+    let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+    let results = admin
+        .create_topics(&topics, &opts)
+        .await
+        .unwrap_or_else(|e| {
+            panic!(
+                "failed to create topics on Kafka at {} (is it running? `deploy/kafka.sh up`): {e}",
+                bootstrap_servers()
+            )
+        });
+    for r in results {
+        if let Err((topic, code)) = r {
+            panic!("failed to create topic {topic}: {code}");
+        }
+    }
+}
+
+/// `read_committed` or `read_uncommitted`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    ReadCommitted,
+    ReadUncommitted,
+}
+
+impl Isolation {
+    fn as_config(self) -> &'static str {
+        match self {
+            Isolation::ReadCommitted => "read_committed",
+            Isolation::ReadUncommitted => "read_uncommitted",
+        }
+    }
+}
+
+/// One consumed record, as strings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    pub topic: String,
+    pub partition: i32,
+    pub offset: i64,
+    pub key: Option<String>,
+    pub value: Option<String>,
+}
+
+/// Reads `topics` from the beginning with the given isolation until `done` says the records
+/// seen so far are complete, or `timeout` passes (then it panics, printing what it saw).
+pub fn read_until(
+    topics: &[&str],
+    isolation: Isolation,
+    timeout: Duration,
+    mut done: impl FnMut(&[Record]) -> bool,
+) -> Vec<Record> {
+    let consumer: BaseConsumer = client_config()
+        .set("group.id", crate::unique("reader"))
+        .set("auto.offset.reset", "earliest")
+        .set("enable.auto.commit", "false")
+        .set("isolation.level", isolation.as_config())
+        .create()
+        .expect("consumer config is valid");
+    consumer.subscribe(topics).expect("subscribe");
+    let deadline = Instant::now() + timeout;
+    let mut seen = Vec::new();
+    while !done(&seen) {
+        assert!(
+            Instant::now() < deadline,
+            "timed out reading {topics:?} ({isolation:?}); saw {} records: {seen:?}",
+            seen.len()
+        );
+        match consumer.poll(Duration::from_millis(200)) {
+            None => {}
+            Some(Err(e)) => panic!("consumer error reading {topics:?}: {e}"),
+            Some(Ok(m)) => seen.push(Record {
+                topic: m.topic().to_owned(),
+                partition: m.partition(),
+                offset: m.offset(),
+                key: m.key().map(|k| String::from_utf8_lossy(k).into_owned()),
+                value: m.payload().map(|v| String::from_utf8_lossy(v).into_owned()),
+            }),
+        }
+    }
+    seen
+}

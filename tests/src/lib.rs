@@ -1,0 +1,14 @@
+//! Test harness for black-box tests against real services.
+//!
+//! - [`kafka`]: the local Apache Kafka started by `deploy/kafka.sh` (address from
+//!   `KAFKA_BOOTSTRAP_SERVERS`), topic creation and reading with either isolation level.
+//!
+//! Every test uses random topic, group and transactional ids ([`unique`]) so tests can share one
+//! cluster, run in parallel and be re-run without cleanup.
+
+pub mod kafka;
+
+/// A name no other test run uses: `<prefix>-<uuid>`.
+pub fn unique(prefix: &str) -> String {
+    format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
+}

@@ -1,0 +1,527 @@
+//! Worker configuration: the keys of Apache Kafka Connect's `connect-distributed.properties`.
+//!
+//! An existing Connect worker file must start this worker unchanged. Keys we know but do not
+//! act on (JVM plugin paths, REST extensions, metrics reporters) are logged once and ignored;
+//! keys nobody knows are logged once too; a value we cannot use fails start-up naming the key.
+
+pub mod properties;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+pub const BOOTSTRAP_SERVERS: &str = "bootstrap.servers";
+pub const GROUP_ID: &str = "group.id";
+pub const CONFIG_STORAGE_TOPIC: &str = "config.storage.topic";
+pub const OFFSET_STORAGE_TOPIC: &str = "offset.storage.topic";
+pub const STATUS_STORAGE_TOPIC: &str = "status.storage.topic";
+pub const CONFIG_STORAGE_REPLICATION_FACTOR: &str = "config.storage.replication.factor";
+pub const OFFSET_STORAGE_REPLICATION_FACTOR: &str = "offset.storage.replication.factor";
+pub const OFFSET_STORAGE_PARTITIONS: &str = "offset.storage.partitions";
+pub const STATUS_STORAGE_REPLICATION_FACTOR: &str = "status.storage.replication.factor";
+pub const STATUS_STORAGE_PARTITIONS: &str = "status.storage.partitions";
+pub const KEY_CONVERTER: &str = "key.converter";
+pub const VALUE_CONVERTER: &str = "value.converter";
+pub const HEADER_CONVERTER: &str = "header.converter";
+pub const LISTENERS: &str = "listeners";
+pub const REST_ADVERTISED_HOST_NAME: &str = "rest.advertised.host.name";
+pub const REST_ADVERTISED_PORT: &str = "rest.advertised.port";
+pub const REST_ADVERTISED_LISTENER: &str = "rest.advertised.listener";
+pub const ADMIN_LISTENERS: &str = "admin.listeners";
+pub const ACCESS_CONTROL_ALLOW_ORIGIN: &str = "access.control.allow.origin";
+pub const ACCESS_CONTROL_ALLOW_METHODS: &str = "access.control.allow.methods";
+pub const OFFSET_FLUSH_INTERVAL_MS: &str = "offset.flush.interval.ms";
+pub const OFFSET_FLUSH_TIMEOUT_MS: &str = "offset.flush.timeout.ms";
+pub const TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS: &str = "task.shutdown.graceful.timeout.ms";
+pub const CONNECT_PROTOCOL: &str = "connect.protocol";
+pub const SESSION_TIMEOUT_MS: &str = "session.timeout.ms";
+pub const HEARTBEAT_INTERVAL_MS: &str = "heartbeat.interval.ms";
+pub const REBALANCE_TIMEOUT_MS: &str = "rebalance.timeout.ms";
+pub const SCHEDULED_REBALANCE_MAX_DELAY_MS: &str = "scheduled.rebalance.max.delay.ms";
+pub const WORKER_SYNC_TIMEOUT_MS: &str = "worker.sync.timeout.ms";
+pub const WORKER_UNSYNC_BACKOFF_MS: &str = "worker.unsync.backoff.ms";
+pub const EXACTLY_ONCE_SOURCE_SUPPORT: &str = "exactly.once.source.support";
+pub const INTER_WORKER_KEY_GENERATION_ALGORITHM: &str = "inter.worker.key.generation.algorithm";
+pub const INTER_WORKER_KEY_SIZE: &str = "inter.worker.key.size";
+pub const INTER_WORKER_KEY_TTL_MS: &str = "inter.worker.key.ttl.ms";
+pub const INTER_WORKER_SIGNATURE_ALGORITHM: &str = "inter.worker.signature.algorithm";
+pub const INTER_WORKER_VERIFICATION_ALGORITHMS: &str = "inter.worker.verification.algorithms";
+pub const REQUEST_TIMEOUT_MS: &str = "request.timeout.ms";
+pub const CLIENT_ID: &str = "client.id";
+
+/// Keys of Connect's worker config that this worker accepts but does not act on.
+const IGNORED_KEYS: &[&str] = &[
+    "plugin.path",
+    "plugin.discovery",
+    "rest.extension.classes",
+    "response.http.headers.config",
+    "config.providers",
+    "connector.client.config.override.policy",
+    "topic.creation.enable",
+    "topic.tracking.enable",
+    "topic.tracking.allow.reset",
+    "client.dns.lookup",
+    "metric.reporters",
+    "metrics.num.samples",
+    "metrics.recording.level",
+    "metrics.sample.window.ms",
+    "auto.include.jmx.reporter",
+    "metadata.max.age.ms",
+    "metadata.recovery.strategy",
+    "connections.max.idle.ms",
+    "retry.backoff.ms",
+    "retry.backoff.max.ms",
+    "reconnect.backoff.ms",
+    "reconnect.backoff.max.ms",
+    "send.buffer.bytes",
+    "receive.buffer.bytes",
+    "socket.connection.setup.timeout.ms",
+    "socket.connection.setup.timeout.max.ms",
+    "status.storage.partitions.enable",
+    "task.shutdown.graceful.timeout.ms",
+    "offset.flush.timeout.ms",
+];
+
+/// Key prefixes passed to (or reserved for) sub-configurations.
+const PASS_THROUGH_PREFIXES: &[&str] = &[
+    "producer.",
+    "consumer.",
+    "admin.",
+    "key.converter.",
+    "value.converter.",
+    "header.converter.",
+    "listeners.https.",
+    "admin.listeners.https.",
+    "ssl.",
+    "sasl.",
+    "security.",
+    "config.providers.",
+    "metrics.",
+];
+
+/// Why a worker config could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("failed to read worker config file {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("Missing required configuration \"{0}\" which has no default value.")]
+    Missing(&'static str),
+    #[error("Invalid value {value} for configuration {key}: {reason}")]
+    Invalid {
+        key: &'static str,
+        value: String,
+        reason: String,
+    },
+}
+
+/// `exactly.once.source.support` (KIP-618).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExactlyOnceSourceSupport {
+    Disabled,
+    Preparing,
+    Enabled,
+}
+
+/// `connect.protocol`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectProtocol {
+    Eager,
+    Compatible,
+    Sessioned,
+}
+
+/// One entry of `listeners`, e.g. `http://:8083`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listener {
+    pub scheme: String,
+    /// Empty means the default interface.
+    pub host: String,
+    pub port: u16,
+}
+
+/// The worker config after parsing: typed values, with the raw map kept for pass-through keys.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    pub bootstrap_servers: String,
+    pub group_id: String,
+    pub config_storage_topic: String,
+    pub offset_storage_topic: String,
+    pub status_storage_topic: String,
+    pub config_storage_replication_factor: i16,
+    pub offset_storage_replication_factor: i16,
+    pub offset_storage_partitions: i32,
+    pub status_storage_replication_factor: i16,
+    pub status_storage_partitions: i32,
+    pub key_converter: String,
+    pub value_converter: String,
+    pub header_converter: String,
+    pub listeners: Vec<Listener>,
+    pub rest_advertised_host_name: Option<String>,
+    pub rest_advertised_port: Option<u16>,
+    pub rest_advertised_listener: Option<String>,
+    pub access_control_allow_origin: String,
+    pub access_control_allow_methods: String,
+    pub offset_flush_interval: Duration,
+    pub connect_protocol: ConnectProtocol,
+    pub session_timeout: Duration,
+    pub heartbeat_interval: Duration,
+    pub rebalance_timeout: Duration,
+    pub scheduled_rebalance_max_delay: Duration,
+    pub worker_sync_timeout: Duration,
+    pub worker_unsync_backoff: Duration,
+    pub exactly_once_source_support: ExactlyOnceSourceSupport,
+    pub inter_worker_key_ttl: Duration,
+    pub request_timeout: Duration,
+    pub client_id: String,
+    /// Every key as written in the file.
+    pub raw: BTreeMap<String, String>,
+}
+
+impl WorkerConfig {
+    /// Reads a `.properties` file.
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::from_props(properties::parse(&text))
+    }
+
+    /// Parses and checks every key we use; logs the ones we ignore, once each.
+    pub fn from_props(raw: BTreeMap<String, String>) -> Result<Self, ConfigError> {
+        let p = Props(&raw);
+        let listeners = p
+            .string(LISTENERS, "http://:8083")
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| parse_listener(s).map_err(|reason| p.invalid(LISTENERS, reason)))
+            .collect::<Result<Vec<_>, _>>()?;
+        if listeners.is_empty() {
+            return Err(p.invalid(LISTENERS, "at least one listener is required".into()));
+        }
+        let config =
+            WorkerConfig {
+                bootstrap_servers: p.string(BOOTSTRAP_SERVERS, "localhost:9092"),
+                group_id: p.required(GROUP_ID)?,
+                config_storage_topic: p.required(CONFIG_STORAGE_TOPIC)?,
+                offset_storage_topic: p.required(OFFSET_STORAGE_TOPIC)?,
+                status_storage_topic: p.required(STATUS_STORAGE_TOPIC)?,
+                config_storage_replication_factor: p
+                    .replication_factor(CONFIG_STORAGE_REPLICATION_FACTOR)?,
+                offset_storage_replication_factor: p
+                    .replication_factor(OFFSET_STORAGE_REPLICATION_FACTOR)?,
+                offset_storage_partitions: p.partitions(OFFSET_STORAGE_PARTITIONS, 25)?,
+                status_storage_replication_factor: p
+                    .replication_factor(STATUS_STORAGE_REPLICATION_FACTOR)?,
+                status_storage_partitions: p.partitions(STATUS_STORAGE_PARTITIONS, 5)?,
+                key_converter: p.required(KEY_CONVERTER)?,
+                value_converter: p.required(VALUE_CONVERTER)?,
+                header_converter: p.string(
+                    HEADER_CONVERTER,
+                    "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+                ),
+                listeners,
+                rest_advertised_host_name: p.optional(REST_ADVERTISED_HOST_NAME),
+                rest_advertised_port: match p.optional(REST_ADVERTISED_PORT) {
+                    None => None,
+                    Some(v) => Some(v.trim().parse().map_err(|_| {
+                        p.invalid(REST_ADVERTISED_PORT, "Not a valid port number".into())
+                    })?),
+                },
+                rest_advertised_listener: p.optional(REST_ADVERTISED_LISTENER),
+                access_control_allow_origin: p.string(ACCESS_CONTROL_ALLOW_ORIGIN, ""),
+                access_control_allow_methods: p.string(ACCESS_CONTROL_ALLOW_METHODS, ""),
+                offset_flush_interval: p.millis(OFFSET_FLUSH_INTERVAL_MS, 60_000)?,
+                connect_protocol: match p
+                    .string(CONNECT_PROTOCOL, "sessioned")
+                    .to_ascii_lowercase()
+                    .as_str()
+                {
+                    "eager" => ConnectProtocol::Eager,
+                    "compatible" => ConnectProtocol::Compatible,
+                    "sessioned" => ConnectProtocol::Sessioned,
+                    _ => return Err(p.invalid(
+                        CONNECT_PROTOCOL,
+                        "String must be one of (case insensitive): eager, compatible, sessioned"
+                            .into(),
+                    )),
+                },
+                session_timeout: p.millis(SESSION_TIMEOUT_MS, 10_000)?,
+                heartbeat_interval: p.millis(HEARTBEAT_INTERVAL_MS, 3_000)?,
+                rebalance_timeout: p.millis(REBALANCE_TIMEOUT_MS, 60_000)?,
+                scheduled_rebalance_max_delay: p
+                    .millis(SCHEDULED_REBALANCE_MAX_DELAY_MS, 300_000)?,
+                worker_sync_timeout: p.millis(WORKER_SYNC_TIMEOUT_MS, 3_000)?,
+                worker_unsync_backoff: p.millis(WORKER_UNSYNC_BACKOFF_MS, 300_000)?,
+                exactly_once_source_support: match p
+                    .string(EXACTLY_ONCE_SOURCE_SUPPORT, "disabled")
+                    .to_ascii_lowercase()
+                    .as_str()
+                {
+                    "disabled" => ExactlyOnceSourceSupport::Disabled,
+                    "preparing" => ExactlyOnceSourceSupport::Preparing,
+                    "enabled" => ExactlyOnceSourceSupport::Enabled,
+                    _ => return Err(p.invalid(
+                        EXACTLY_ONCE_SOURCE_SUPPORT,
+                        "String must be one of (case insensitive): disabled, preparing, enabled"
+                            .into(),
+                    )),
+                },
+                inter_worker_key_ttl: p.millis(INTER_WORKER_KEY_TTL_MS, 3_600_000)?,
+                request_timeout: p.millis(REQUEST_TIMEOUT_MS, 40_000)?,
+                client_id: p.string(CLIENT_ID, ""),
+                raw: raw.clone(),
+            };
+        if config.heartbeat_interval >= config.session_timeout {
+            return Err(p.invalid(
+                HEARTBEAT_INTERVAL_MS,
+                format!("must be lower than {SESSION_TIMEOUT_MS}"),
+            ));
+        }
+        config.log_unused_keys();
+        Ok(config)
+    }
+
+    fn log_unused_keys(&self) {
+        for key in self.raw.keys() {
+            if IGNORED_KEYS.contains(&key.as_str()) {
+                tracing::info!(key = %key, "worker config key is accepted but has no effect in this worker");
+            } else if !KNOWN_KEYS.contains(&key.as_str())
+                && !PASS_THROUGH_PREFIXES.iter().any(|p| key.starts_with(p))
+            {
+                tracing::warn!(key = %key, "unknown worker config key is ignored");
+            }
+        }
+    }
+
+    /// The keys under `prefix`, with the prefix removed (e.g. `producer.` overrides).
+    pub fn with_prefix(&self, prefix: &str) -> BTreeMap<String, String> {
+        self.raw
+            .iter()
+            .filter_map(|(k, v)| k.strip_prefix(prefix).map(|k| (k.to_owned(), v.clone())))
+            .collect()
+    }
+}
+
+const KNOWN_KEYS: &[&str] = &[
+    BOOTSTRAP_SERVERS,
+    GROUP_ID,
+    CONFIG_STORAGE_TOPIC,
+    OFFSET_STORAGE_TOPIC,
+    STATUS_STORAGE_TOPIC,
+    CONFIG_STORAGE_REPLICATION_FACTOR,
+    OFFSET_STORAGE_REPLICATION_FACTOR,
+    OFFSET_STORAGE_PARTITIONS,
+    STATUS_STORAGE_REPLICATION_FACTOR,
+    STATUS_STORAGE_PARTITIONS,
+    KEY_CONVERTER,
+    VALUE_CONVERTER,
+    HEADER_CONVERTER,
+    LISTENERS,
+    REST_ADVERTISED_HOST_NAME,
+    REST_ADVERTISED_PORT,
+    REST_ADVERTISED_LISTENER,
+    ADMIN_LISTENERS,
+    ACCESS_CONTROL_ALLOW_ORIGIN,
+    ACCESS_CONTROL_ALLOW_METHODS,
+    OFFSET_FLUSH_INTERVAL_MS,
+    CONNECT_PROTOCOL,
+    SESSION_TIMEOUT_MS,
+    HEARTBEAT_INTERVAL_MS,
+    REBALANCE_TIMEOUT_MS,
+    SCHEDULED_REBALANCE_MAX_DELAY_MS,
+    WORKER_SYNC_TIMEOUT_MS,
+    WORKER_UNSYNC_BACKOFF_MS,
+    EXACTLY_ONCE_SOURCE_SUPPORT,
+    INTER_WORKER_KEY_GENERATION_ALGORITHM,
+    INTER_WORKER_KEY_SIZE,
+    INTER_WORKER_KEY_TTL_MS,
+    INTER_WORKER_SIGNATURE_ALGORITHM,
+    INTER_WORKER_VERIFICATION_ALGORITHMS,
+    REQUEST_TIMEOUT_MS,
+    CLIENT_ID,
+];
+
+fn parse_listener(s: &str) -> Result<Listener, String> {
+    let (scheme, rest) = s
+        .split_once("://")
+        .ok_or_else(|| format!("listener {s} must look like PROTOCOL://host:port"))?;
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return Err(format!(
+            "listener {s} has unsupported protocol {scheme}; use http or https"
+        ));
+    }
+    let (host, port) = rest
+        .rsplit_once(':')
+        .ok_or_else(|| format!("listener {s} has no port"))?;
+    let port = port
+        .trim_end_matches('/')
+        .parse()
+        .map_err(|_| format!("listener {s} has an invalid port"))?;
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_owned();
+    Ok(Listener { scheme, host, port })
+}
+
+/// Typed reads from the raw map; every error names the key.
+struct Props<'a>(&'a BTreeMap<String, String>);
+
+impl Props<'_> {
+    fn optional(&self, key: &str) -> Option<String> {
+        self.0
+            .get(key)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    }
+
+    fn string(&self, key: &str, default: &str) -> String {
+        self.0
+            .get(key)
+            .map(|v| v.trim().to_owned())
+            .unwrap_or_else(|| default.to_owned())
+    }
+
+    fn required(&self, key: &'static str) -> Result<String, ConfigError> {
+        self.optional(key).ok_or(ConfigError::Missing(key))
+    }
+
+    fn invalid(&self, key: &'static str, reason: String) -> ConfigError {
+        ConfigError::Invalid {
+            key,
+            value: self.0.get(key).cloned().unwrap_or_default(),
+            reason,
+        }
+    }
+
+    fn long(&self, key: &'static str, default: i64) -> Result<i64, ConfigError> {
+        match self.0.get(key) {
+            None => Ok(default),
+            Some(v) => v
+                .trim()
+                .parse()
+                .map_err(|_| self.invalid(key, "Not a number of type LONG".into())),
+        }
+    }
+
+    fn millis(&self, key: &'static str, default: i64) -> Result<Duration, ConfigError> {
+        let v = self.long(key, default)?;
+        u64::try_from(v)
+            .map(Duration::from_millis)
+            .map_err(|_| self.invalid(key, "Value must be at least 0".into()))
+    }
+
+    /// Replication factors: positive, or -1 for the broker default (Connect's rule).
+    fn replication_factor(&self, key: &'static str) -> Result<i16, ConfigError> {
+        let v = self.long(key, 3)?;
+        match i16::try_from(v) {
+            Ok(rf) if rf == -1 || rf >= 1 => Ok(rf),
+            _ => Err(self.invalid(
+                key,
+                "Must be a positive number, or -1 to use the broker's default".into(),
+            )),
+        }
+    }
+
+    fn partitions(&self, key: &'static str, default: i64) -> Result<i32, ConfigError> {
+        let v = self.long(key, default)?;
+        match i32::try_from(v) {
+            Ok(n) if n == -1 || n >= 1 => Ok(n),
+            _ => Err(self.invalid(
+                key,
+                "Must be a positive number, or -1 to use the broker's default".into(),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> BTreeMap<String, String> {
+        properties::parse(
+            "bootstrap.servers=localhost:9092\ngroup.id=connect-cluster\n\
+             key.converter=org.apache.kafka.connect.json.JsonConverter\n\
+             value.converter=org.apache.kafka.connect.json.JsonConverter\n\
+             key.converter.schemas.enable=true\nvalue.converter.schemas.enable=true\n\
+             offset.storage.topic=connect-offsets\noffset.storage.replication.factor=1\n\
+             config.storage.topic=connect-configs\nconfig.storage.replication.factor=1\n\
+             status.storage.topic=connect-status\nstatus.storage.replication.factor=1\n\
+             offset.flush.interval.ms=10000\nplugin.path=/usr/share/java\n",
+        )
+    }
+
+    #[test]
+    fn shipped_example_starts_unchanged() {
+        let c = WorkerConfig::from_props(base()).unwrap();
+        assert_eq!(c.group_id, "connect-cluster");
+        assert_eq!(c.offset_storage_partitions, 25);
+        assert_eq!(c.status_storage_partitions, 5);
+        assert_eq!(c.config_storage_replication_factor, 1);
+        assert_eq!(c.offset_flush_interval, Duration::from_secs(10));
+        assert_eq!(
+            c.listeners,
+            vec![Listener {
+                scheme: "http".into(),
+                host: String::new(),
+                port: 8083
+            }]
+        );
+        assert_eq!(c.connect_protocol, ConnectProtocol::Sessioned);
+        assert_eq!(
+            c.exactly_once_source_support,
+            ExactlyOnceSourceSupport::Disabled
+        );
+        assert_eq!(c.with_prefix("value.converter.")["schemas.enable"], "true");
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let mut p = base();
+        p.remove(GROUP_ID);
+        let err = WorkerConfig::from_props(p).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "Missing required configuration \"group.id\" which has no default value."
+        );
+
+        let mut p = base();
+        p.insert(OFFSET_FLUSH_INTERVAL_MS.into(), "soon".into());
+        let err = WorkerConfig::from_props(p).unwrap_err().to_string();
+        assert!(
+            err.contains("offset.flush.interval.ms") && err.contains("soon"),
+            "{err}"
+        );
+
+        let mut p = base();
+        p.insert(EXACTLY_ONCE_SOURCE_SUPPORT.into(), "maybe".into());
+        let err = WorkerConfig::from_props(p).unwrap_err().to_string();
+        assert!(err.contains("exactly.once.source.support"), "{err}");
+
+        let mut p = base();
+        p.insert(LISTENERS.into(), "ftp://:21".into());
+        let err = WorkerConfig::from_props(p).unwrap_err().to_string();
+        assert!(err.contains("listeners") && err.contains("ftp"), "{err}");
+    }
+
+    #[test]
+    fn listeners_parse() {
+        assert_eq!(
+            parse_listener("HTTPS://0.0.0.0:8443").unwrap(),
+            Listener {
+                scheme: "https".into(),
+                host: "0.0.0.0".into(),
+                port: 8443
+            }
+        );
+        assert_eq!(parse_listener("http://[::1]:8083").unwrap().host, "::1");
+        assert!(parse_listener("localhost:8083").is_err());
+    }
+}
