@@ -6,14 +6,12 @@
 #   deploy/postgres.sh status  prints `running` or `stopped`
 #   deploy/postgres.sh reset   stop it and delete its data
 #
-# Data, socket and log live in .local/postgres; it listens on 127.0.0.1:${PG_PORT:-55432} with
+# Data, socket and log live in .local/postgres (see below); it listens on 127.0.0.1:${PG_PORT:-55432} with
 # trust authentication for the `postgres` user (loopback only: a test database, not a server).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-home=${PG_HOME_DIR:-$root/.local/postgres}
 port=${PG_PORT:-55432}
-data=$home/data
 url="postgres://postgres@127.0.0.1:$port/postgres"
 
 find_bin() {
@@ -35,17 +33,31 @@ bin=$(find_bin || true)
 
 # Postgres refuses to run as root; as root we run it as the `postgres` user the package creates.
 as_pg() {
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+  if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
+
+# Data, socket and log go under .local/postgres, unless the `postgres` user cannot reach that
+# folder (a checkout inside a private directory, e.g. one made by mktemp -d): then under /tmp,
+# in a folder named after the checkout so two checkouts do not share one.
+set_home() {
+  home=${PG_HOME_DIR:-$root/.local/postgres}
+  if [ -z "${PG_HOME_DIR:-}" ] && [ "$(id -u)" = 0 ] && id postgres >/dev/null 2>&1 \
+     && ! (cd / && runuser -u postgres -- test -x "$root"); then
+    home=/tmp/connect-rs-postgres-$(printf '%s' "$root" | md5sum | cut -c1-10)
+  fi
+  data=$home/data
+}
+set_home
 
 running() { [ -n "$bin" ] && [ -f "$data/PG_VERSION" ] && as_pg "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; }
 
 up() {
-  if [ -z "$bin" ]; then install_postgres; bin=$(find_bin) || { echo "postgres.sh: initdb not found after install" >&2; exit 1; }; fi
+  if [ -z "$bin" ]; then install_postgres; bin=$(find_bin) || { echo "postgres.sh: initdb not found after install" >&2; exit 1; }; set_home; fi
   if running; then
     echo "postgres.sh: reusing the running PostgreSQL on port $port" >&2
   else
     mkdir -p "$home/sock"
+    chmod 755 "$home"
     [ "$(id -u)" = 0 ] && chown postgres: "$home" "$home/sock"
     if [ ! -f "$data/PG_VERSION" ]; then
       as_pg "$bin/initdb" -D "$data" -U postgres --auth=trust -E UTF8 >"$home/initdb.log" 2>&1 \
