@@ -1,0 +1,383 @@
+//! The framework's connector config keys, shared by every connector (Java's `ConnectorConfig`,
+//! `SourceConnectorConfig`, `SinkConnectorConfig`): names, defaults, validators and groups.
+
+use super::def::{ConfigDef, ConfigKey};
+use super::types::{ConfigType, Importance, TypedValue, Width};
+use super::validators::{
+    at_least, lambda, non_empty_string, non_empty_string_without_control_chars, null_or, one_of,
+    one_of_case_insensitive,
+};
+use crate::converter;
+use crate::error::ConnectError;
+
+pub const COMMON_GROUP: &str = "Common";
+pub const TRANSFORMS_GROUP: &str = "Transforms";
+pub const PREDICATES_GROUP: &str = "Predicates";
+pub const ERROR_GROUP: &str = "Error Handling";
+pub const EXACTLY_ONCE_SUPPORT_GROUP: &str = "Exactly Once Support";
+pub const OFFSETS_TOPIC_GROUP: &str = "offsets.topic";
+
+pub const NAME_CONFIG: &str = "name";
+pub const CONNECTOR_CLASS_CONFIG: &str = "connector.class";
+pub const TASKS_MAX_CONFIG: &str = "tasks.max";
+pub const TASKS_MAX_ENFORCE_CONFIG: &str = "tasks.max.enforce";
+pub const KEY_CONVERTER_CLASS_CONFIG: &str = "key.converter";
+pub const VALUE_CONVERTER_CLASS_CONFIG: &str = "value.converter";
+pub const HEADER_CONVERTER_CLASS_CONFIG: &str = "header.converter";
+pub const TRANSFORMS_CONFIG: &str = "transforms";
+pub const PREDICATES_CONFIG: &str = "predicates";
+pub const CONFIG_RELOAD_ACTION_CONFIG: &str = "config.action.reload";
+pub const ERRORS_RETRY_TIMEOUT_CONFIG: &str = "errors.retry.timeout";
+pub const ERRORS_RETRY_MAX_DELAY_CONFIG: &str = "errors.retry.delay.max.ms";
+pub const ERRORS_TOLERANCE_CONFIG: &str = "errors.tolerance";
+pub const ERRORS_LOG_ENABLE_CONFIG: &str = "errors.log.enable";
+pub const ERRORS_LOG_INCLUDE_MESSAGES_CONFIG: &str = "errors.log.include.messages";
+
+/// Set by the runtime in every task config: the task's class name.
+pub const TASK_CLASS_CONFIG: &str = "task.class";
+
+pub const TOPICS_CONFIG: &str = "topics";
+pub const TOPICS_REGEX_CONFIG: &str = "topics.regex";
+pub const DLQ_TOPIC_NAME_CONFIG: &str = "errors.deadletterqueue.topic.name";
+pub const DLQ_TOPIC_REPLICATION_FACTOR_CONFIG: &str =
+    "errors.deadletterqueue.topic.replication.factor";
+pub const DLQ_CONTEXT_HEADERS_ENABLE_CONFIG: &str = "errors.deadletterqueue.context.headers.enable";
+
+pub const EXACTLY_ONCE_SUPPORT_CONFIG: &str = "exactly.once.support";
+pub const TRANSACTION_BOUNDARY_CONFIG: &str = "transaction.boundary";
+pub const TRANSACTION_BOUNDARY_INTERVAL_CONFIG: &str = "transaction.boundary.interval.ms";
+pub const OFFSETS_TOPIC_CONFIG: &str = "offsets.storage.topic";
+
+pub const TASKS_MAX_DEFAULT: i32 = 1;
+pub const HEADER_CONVERTER_CLASS_DEFAULT: &str =
+    "org.apache.kafka.connect.storage.SimpleHeaderConverter";
+pub const ERRORS_RETRY_MAX_DELAY_DEFAULT: i64 = 60_000;
+pub const DLQ_TOPIC_REPLICATION_FACTOR_DEFAULT: i16 = 3;
+
+fn converter_class_validator(header: bool) -> std::sync::Arc<dyn super::Validator> {
+    null_or(lambda("a converter class", move |name, value| {
+        let class = value.and_then(TypedValue::as_str).unwrap_or_default();
+        let known = if header {
+            converter::header_converter_for_class(class).is_ok()
+        } else {
+            converter::converter_for_class(class).is_ok()
+        };
+        if known {
+            Ok(())
+        } else {
+            Err(ConnectError::invalid_value(
+                name,
+                class,
+                &format!("Class {class} could not be found."),
+            ))
+        }
+    }))
+}
+
+/// Keys every connector has (Java's `ConnectorConfig.configDef()`).
+pub fn connector_config_def() -> ConfigDef {
+    use ConfigType as T;
+    use Importance::{High, Low, Medium};
+    ConfigDef::new()
+        .define(
+            ConfigKey::new(NAME_CONFIG, T::String, High, "Globally unique name to use for this connector.")
+                .validator(non_empty_string_without_control_chars())
+                .group(COMMON_GROUP, 1)
+                .width(Width::Medium)
+                .display_name("Connector name"),
+        )
+        .define(
+            ConfigKey::new(
+                CONNECTOR_CLASS_CONFIG,
+                T::String,
+                High,
+                "Name or alias of the class for this connector. Must be a subclass of org.apache.kafka.connect.connector.Connector. If the connector is org.apache.kafka.connect.file.FileStreamSinkConnector, you can either specify this full name, or use \"FileStreamSink\" or \"FileStreamSinkConnector\" to make the configuration a bit shorter",
+            )
+            .group(COMMON_GROUP, 2)
+            .width(Width::Long)
+            .display_name("Connector class"),
+        )
+        .define(
+            ConfigKey::new(TASKS_MAX_CONFIG, T::Int, High, "Maximum number of tasks to use for this connector.")
+                .default_value(TASKS_MAX_DEFAULT)
+                .validator(at_least(1))
+                .group(COMMON_GROUP, 3)
+                .width(Width::Short)
+                .display_name("Tasks max"),
+        )
+        .define(
+            ConfigKey::new(
+                TASKS_MAX_ENFORCE_CONFIG,
+                T::Boolean,
+                Low,
+                "(Deprecated) Whether to enforce that the tasks.max property is respected by the connector. By default, connectors that generate too many tasks will fail.",
+            )
+            .default_value(true)
+            .group(COMMON_GROUP, 4)
+            .width(Width::Short)
+            .display_name("Enforce tasks max"),
+        )
+        .define(
+            ConfigKey::new(
+                KEY_CONVERTER_CLASS_CONFIG,
+                T::Class,
+                Low,
+                "Converter class used to convert between Kafka Connect format and the serialized form that is written to Kafka. This controls the format of the keys in messages written to or read from Kafka. When unset the worker's key.converter is used.",
+            )
+            .default_null()
+            .validator(converter_class_validator(false))
+            .group(COMMON_GROUP, 5)
+            .width(Width::Short)
+            .display_name("Key converter class"),
+        )
+        .define(
+            ConfigKey::new(
+                VALUE_CONVERTER_CLASS_CONFIG,
+                T::Class,
+                Low,
+                "Converter class used to convert between Kafka Connect format and the serialized form that is written to Kafka. This controls the format of the values in messages written to or read from Kafka. When unset the worker's value.converter is used.",
+            )
+            .default_null()
+            .validator(converter_class_validator(false))
+            .group(COMMON_GROUP, 6)
+            .width(Width::Short)
+            .display_name("Value converter class"),
+        )
+        .define(
+            ConfigKey::new(
+                HEADER_CONVERTER_CLASS_CONFIG,
+                T::Class,
+                Low,
+                "HeaderConverter class used to convert between Kafka Connect format and the serialized form that is written to Kafka. This controls the format of the header values in messages written to or read from Kafka.",
+            )
+            .default_value(TypedValue::Class(HEADER_CONVERTER_CLASS_DEFAULT.to_owned()))
+            .validator(converter_class_validator(true))
+            .group(COMMON_GROUP, 7)
+            .width(Width::Short)
+            .display_name("Header converter class"),
+        )
+        .define(
+            ConfigKey::new(TRANSFORMS_CONFIG, T::List, Low, "Aliases for the transformations to be applied to records.")
+                .default_value(TypedValue::List(Vec::new()))
+                .group(TRANSFORMS_GROUP, 8)
+                .width(Width::Long)
+                .display_name("Transforms"),
+        )
+        .define(
+            ConfigKey::new(
+                PREDICATES_CONFIG,
+                T::List,
+                Low,
+                "Aliases for the predicates used by transformations.",
+            )
+            .default_value(TypedValue::List(Vec::new()))
+            .group(PREDICATES_GROUP, 9)
+            .width(Width::Long)
+            .display_name("Predicates"),
+        )
+        .define(
+            ConfigKey::new(
+                CONFIG_RELOAD_ACTION_CONFIG,
+                T::String,
+                Low,
+                "The action that Connect should take on the connector when changes in external configuration providers result in a change in the connector's configuration properties. A value of 'none' indicates that Connect will do nothing. A value of 'restart' indicates that Connect should restart/reload the connector with the updated configuration properties.",
+            )
+            .default_value("restart")
+            .validator(one_of(&["none", "restart"]))
+            .group(COMMON_GROUP, 10)
+            .width(Width::Medium)
+            .display_name("Reload Action"),
+        )
+        .define(
+            ConfigKey::new(
+                ERRORS_RETRY_TIMEOUT_CONFIG,
+                T::Long,
+                Medium,
+                "The maximum duration in milliseconds that a failed operation will be reattempted. The default is 0, which means no retries will be attempted. Use -1 for infinite retries.",
+            )
+            .default_value(0i64)
+            .group(ERROR_GROUP, 1)
+            .width(Width::Medium)
+            .display_name("Retry Timeout for Errors"),
+        )
+        .define(
+            ConfigKey::new(
+                ERRORS_RETRY_MAX_DELAY_CONFIG,
+                T::Long,
+                Medium,
+                "The maximum duration in milliseconds between consecutive retry attempts. Jitter will be added to the delay once this limit is reached to prevent thundering herd issues.",
+            )
+            .default_value(ERRORS_RETRY_MAX_DELAY_DEFAULT)
+            .group(ERROR_GROUP, 2)
+            .width(Width::Medium)
+            .display_name("Maximum Delay Between Retries for Errors"),
+        )
+        .define(
+            ConfigKey::new(
+                ERRORS_TOLERANCE_CONFIG,
+                T::String,
+                Medium,
+                "Behavior for tolerating errors during connector operation. 'none' is the default value and signals that any error will result in an immediate connector task failure; 'all' changes the behavior to skip over problematic records.",
+            )
+            .default_value("none")
+            .validator(one_of(&["none", "all"]))
+            .group(ERROR_GROUP, 3)
+            .width(Width::Short)
+            .display_name("Error Tolerance"),
+        )
+        .define(
+            ConfigKey::new(
+                ERRORS_LOG_ENABLE_CONFIG,
+                T::Boolean,
+                Medium,
+                "If true, write each error and the details of the failed operation and problematic record to the Connect application log. This is 'false' by default, so that only errors that are not tolerated are reported.",
+            )
+            .default_value(false)
+            .group(ERROR_GROUP, 4)
+            .width(Width::Short)
+            .display_name("Log Errors"),
+        )
+        .define(
+            ConfigKey::new(
+                ERRORS_LOG_INCLUDE_MESSAGES_CONFIG,
+                T::Boolean,
+                Medium,
+                "Whether to include in the log the Connect record that resulted in a failure. For sink records, the topic, partition, offset, and timestamp will be logged. For source records, the key and value (and their schemas), all headers, and the timestamp, Kafka topic, Kafka partition, source partition, and source offset will be logged. This is 'false' by default, which will prevent record keys, values, and headers from being written to log files.",
+            )
+            .default_value(false)
+            .group(ERROR_GROUP, 5)
+            .width(Width::Short)
+            .display_name("Log Error Details"),
+        )
+}
+
+/// Framework keys of source connectors: the common keys plus the exactly-once group (§3.2).
+pub fn source_connector_config_def() -> ConfigDef {
+    use ConfigType as T;
+    use Importance::{Low, Medium};
+    connector_config_def()
+        .define(
+            ConfigKey::new(
+                EXACTLY_ONCE_SUPPORT_CONFIG,
+                T::String,
+                Medium,
+                "Permitted values are requested, required. If set to \"required\", forces a preflight check for the connector to ensure that it can provide exactly-once semantics with the given configuration. Some connectors may be capable of providing exactly-once semantics but not signal to Connect that they support this; in that case, documentation for the connector should be consulted carefully before creating it, and the value for this property should be set to \"requested\". Additionally, if the value is set to \"required\" but the worker that performs preflight validation does not have exactly-once support enabled for source connectors, requests to create or validate the connector will fail.",
+            )
+            .default_value("requested")
+            .validator(one_of_case_insensitive(&["requested", "required"]))
+            .group(EXACTLY_ONCE_SUPPORT_GROUP, 1)
+            .width(Width::Short)
+            .display_name("Exactly once support"),
+        )
+        .define(
+            ConfigKey::new(
+                TRANSACTION_BOUNDARY_CONFIG,
+                T::String,
+                Medium,
+                "Permitted values are: poll, interval, connector. If set to 'poll', a new producer transaction will be started and committed for every batch of records that each task from this connector provides to Connect. If set to 'connector', relies on connector-defined transaction boundaries; note that not all connectors are capable of defining their own transaction boundaries, and in that case, attempts to instantiate a connector with this value will fail. Finally, if set to 'interval', commits transactions only after a user-defined time interval has passed.",
+            )
+            .default_value("poll")
+            .validator(one_of_case_insensitive(&["poll", "interval", "connector"]))
+            .group(EXACTLY_ONCE_SUPPORT_GROUP, 2)
+            .width(Width::Short)
+            .display_name("Transaction Boundary"),
+        )
+        .define(
+            ConfigKey::new(
+                TRANSACTION_BOUNDARY_INTERVAL_CONFIG,
+                T::Long,
+                Low,
+                "If 'transaction.boundary' is set to 'interval', determines the interval for producer transaction commits by connector tasks. If unset, defaults to the value of the worker-level 'offset.flush.interval.ms' property. It has no effect if a different transaction.boundary is specified.",
+            )
+            .default_null()
+            .validator(null_or(lambda("[0,...]", |name, value| {
+                match value.and_then(TypedValue::as_i64) {
+                    Some(v) if v < 0 => Err(ConnectError::invalid_value(name, v, "Interval must be non-negative")),
+                    _ => Ok(()),
+                }
+            })))
+            .group(EXACTLY_ONCE_SUPPORT_GROUP, 3)
+            .width(Width::Short)
+            .display_name("Transaction boundary interval"),
+        )
+        .define(
+            ConfigKey::new(
+                OFFSETS_TOPIC_CONFIG,
+                T::String,
+                Low,
+                "The name of a separate offsets topic to use for this connector. If empty or not specified, the worker’s global offsets topic name will be used. If specified, the offsets topic will be created if it does not already exist on the Kafka cluster targeted by this connector (which may be different from the one used for the worker's global offsets topic if the bootstrap.servers property of the connector's producer has been overridden from the worker's). Only applicable in distributed mode; in standalone mode, setting this property will have no effect.",
+            )
+            .default_null()
+            .validator(non_empty_string())
+            .group(OFFSETS_TOPIC_GROUP, 1)
+            .width(Width::Long)
+            .display_name("Offsets topic"),
+        )
+}
+
+/// Framework keys of sink connectors: the common keys plus topics and the dead-letter queue.
+pub fn sink_connector_config_def() -> ConfigDef {
+    use ConfigType as T;
+    use Importance::{High, Medium};
+    connector_config_def()
+        .define(
+            ConfigKey::new(
+                TOPICS_CONFIG,
+                T::List,
+                High,
+                "List of topics to consume, separated by commas",
+            )
+            .default_value(TypedValue::List(Vec::new()))
+            .group(COMMON_GROUP, 4)
+            .width(Width::Long)
+            .display_name("Topics"),
+        )
+        .define(
+            ConfigKey::new(
+                TOPICS_REGEX_CONFIG,
+                T::String,
+                High,
+                "Regular expression giving topics to consume. Under the hood, the regex is compiled to a java.util.regex.Pattern. Only one of topics or topics.regex should be specified.",
+            )
+            .default_value("")
+            .group(COMMON_GROUP, 4)
+            .width(Width::Long)
+            .display_name("Topics regex"),
+        )
+        .define(
+            ConfigKey::new(
+                DLQ_TOPIC_NAME_CONFIG,
+                T::String,
+                Medium,
+                "The name of the topic to be used as the dead letter queue (DLQ) for messages that result in an error when processed by this sink connector, or its transformations or converters. The topic name is blank by default, which means that no messages are to be recorded in the DLQ.",
+            )
+            .default_value("")
+            .group(ERROR_GROUP, 6)
+            .width(Width::Medium)
+            .display_name("Dead Letter Queue Topic Name"),
+        )
+        .define(
+            ConfigKey::new(
+                DLQ_TOPIC_REPLICATION_FACTOR_CONFIG,
+                T::Short,
+                Medium,
+                "Replication factor used to create the dead letter queue topic when it doesn't already exist.",
+            )
+            .default_value(DLQ_TOPIC_REPLICATION_FACTOR_DEFAULT)
+            .group(ERROR_GROUP, 7)
+            .width(Width::Medium)
+            .display_name("Dead Letter Queue Topic Replication Factor"),
+        )
+        .define(
+            ConfigKey::new(
+                DLQ_CONTEXT_HEADERS_ENABLE_CONFIG,
+                T::Boolean,
+                Medium,
+                "If true, add headers containing error context to the messages written to the dead letter queue. To avoid clashing with headers from the original record, all error context header keys, all error context header keys will start with __connect.errors.",
+            )
+            .default_value(false)
+            .group(ERROR_GROUP, 8)
+            .width(Width::Medium)
+            .display_name("Enable Error Context Headers"),
+        )
+}

@@ -1,0 +1,30 @@
+//! Configuration: [`ConfigDef`] (declarative keys), pure validation into [`ConfigValue`]s, the
+//! `ConfigInfos` response shape, and the framework's connector keys with typed views.
+//!
+//! - `types`: value types, parsing and rendering ([`TypedValue`], [`Password`]).
+//! - `validators`: [`Validator`]s and [`Recommender`]s.
+//! - `def`: [`ConfigKey`], [`ConfigDef`], [`ConfigValue`], [`ParsedConfig`].
+//! - `infos`: [`ConfigInfos`] and friends, serialised as Connect does.
+//! - `connector`: the shared connector keys (`connector_config_def()` and friends).
+//! - `typed`: [`ConnectorConfig`], [`SourceConnectorConfig`], [`SinkConnectorConfig`].
+
+pub mod connector;
+mod def;
+mod infos;
+mod typed;
+mod types;
+pub mod validators;
+
+pub use connector::{connector_config_def, sink_connector_config_def, source_connector_config_def};
+pub use def::{
+    ConfigDef, ConfigKey, ConfigMap, ConfigValue, DefaultValue, ParsedConfig, originals_with_prefix,
+};
+pub use infos::{ConfigInfo, ConfigInfos, ConfigKeyInfo, ConfigValueInfo};
+pub use typed::{
+    ConnectorConfig, ExactlyOnceSupportLevel, SinkConnectorConfig, SourceConnectorConfig,
+    ToleranceType, TransactionBoundary, sink_topic_errors, validate_sink_topics,
+};
+pub use types::{
+    ConfigType, Importance, Password, TypedValue, Width, java_double_string, parse_type,
+};
+pub use validators::{Recommender, Validator};

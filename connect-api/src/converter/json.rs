@@ -1,0 +1,503 @@
+//! [`JsonConverter`]: Connect data <-> JSON, with or without the `{"schema","payload"}` envelope.
+//!
+//! Encodings follow Java's JsonConverter: BYTES as base64 strings, Decimal as base64 of the
+//! unscaled bytes (`decimal.format=BASE64`, default) or as a JSON number (`NUMERIC`), Date/Time
+//! as int32 and Timestamp as int64 (their physical forms), maps with string keys as objects
+//! and other maps as arrays of `[key, value]` pairs. Schemaless reads give INT64 for every
+//! integral number and FLOAT64 for others.
+//!
+//! NUMERIC decimals are written through `f64` (serde_json without arbitrary precision), so
+//! values beyond ~15 significant digits lose precision there; BASE64 is exact.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde_json::{Map, Number, Value as Json};
+
+use super::Converter;
+use super::json_schema::{as_connect_schema_with, as_json_schema_with};
+use crate::config::{
+    ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance, TypedValue, Width, validators,
+};
+use crate::data::logical::{Decimal, decimal_scale};
+use crate::data::{Schema, SchemaAndValue, SchemaType, Struct, Value};
+use crate::error::{ConnectError, Result};
+
+pub const SCHEMAS_ENABLE_CONFIG: &str = "schemas.enable";
+pub const SCHEMAS_CACHE_SIZE_CONFIG: &str = "schemas.cache.size";
+pub const DECIMAL_FORMAT_CONFIG: &str = "decimal.format";
+pub const REPLACE_NULL_WITH_DEFAULT_CONFIG: &str = "replace.null.with.default";
+
+/// `decimal.format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DecimalFormat {
+    #[default]
+    Base64,
+    Numeric,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct JsonOptions {
+    pub decimal_format: DecimalFormat,
+    pub replace_null_with_default: bool,
+}
+
+impl Default for JsonOptions {
+    fn default() -> Self {
+        Self {
+            decimal_format: DecimalFormat::Base64,
+            replace_null_with_default: true,
+        }
+    }
+}
+
+/// Java's `org.apache.kafka.connect.json.JsonConverter`.
+#[derive(Debug, Clone)]
+pub struct JsonConverter {
+    schemas_enable: bool,
+    opts: JsonOptions,
+}
+
+impl Default for JsonConverter {
+    fn default() -> Self {
+        Self {
+            schemas_enable: true,
+            opts: JsonOptions::default(),
+        }
+    }
+}
+
+impl JsonConverter {
+    /// A converter with `schemas.enable` set (other options default).
+    pub fn new(schemas_enable: bool) -> Self {
+        Self {
+            schemas_enable,
+            ..Self::default()
+        }
+    }
+
+    pub fn with_decimal_format(mut self, format: DecimalFormat) -> Self {
+        self.opts.decimal_format = format;
+        self
+    }
+
+    pub fn json_config_def() -> ConfigDef {
+        ConfigDef::new()
+            .define(
+                ConfigKey::new(SCHEMAS_ENABLE_CONFIG, ConfigType::Boolean, Importance::High, "Include schemas within each of the serialized values and keys.")
+                    .default_value(true)
+                    .group("Schemas", 1)
+                    .width(Width::Medium)
+                    .display_name("Enable Schemas"),
+            )
+            .define(
+                ConfigKey::new(SCHEMAS_CACHE_SIZE_CONFIG, ConfigType::Int, Importance::High, "The maximum number of schemas that can be cached in this converter instance.")
+                    .default_value(1000)
+                    .group("Schemas", 2)
+                    .width(Width::Medium)
+                    .display_name("Schema Cache Size"),
+            )
+            .define(
+                ConfigKey::new(DECIMAL_FORMAT_CONFIG, ConfigType::String, Importance::Low, "Controls which format this converter will serialize decimals in. This value is case insensitive and can be either 'BASE64' (default) or 'NUMERIC'")
+                    .default_value("BASE64")
+                    .validator(validators::one_of_case_insensitive(&["BASE64", "NUMERIC"]))
+                    .group("Serialization", 1)
+                    .width(Width::Medium)
+                    .display_name("Decimal Format"),
+            )
+            .define(
+                ConfigKey::new(REPLACE_NULL_WITH_DEFAULT_CONFIG, ConfigType::Boolean, Importance::Low, "Whether to replace fields that have a default value and that are null to the default value. When set to true, the default value is used, otherwise null is used.")
+                    .default_value(true)
+                    .group("Serialization", 2)
+                    .width(Width::Medium)
+                    .display_name("Replace null with default"),
+            )
+    }
+
+    /// Connect data -> JSON value (envelope per `schemas.enable`).
+    pub fn to_json_value(&self, schema: Option<&Schema>, value: &Value) -> Result<Json> {
+        let payload = to_json(schema, value, &self.opts)?;
+        if !self.schemas_enable {
+            return Ok(payload);
+        }
+        let schema_json = match schema {
+            Some(s) => as_json_schema_with(s, &self.opts)?,
+            None => Json::Null,
+        };
+        let mut env = Map::with_capacity(2);
+        env.insert("schema".into(), schema_json);
+        env.insert("payload".into(), payload);
+        Ok(Json::Object(env))
+    }
+
+    /// JSON value -> Connect data (expects the envelope iff `schemas.enable`).
+    pub fn from_json_value(&self, json: &Json) -> Result<SchemaAndValue> {
+        let (schema_json, payload) = if self.schemas_enable {
+            match json {
+                Json::Object(m)
+                    if m.len() == 2 && m.contains_key("schema") && m.contains_key("payload") =>
+                {
+                    (&m["schema"], &m["payload"])
+                }
+                _ => {
+                    return Err(ConnectError::data(
+                        "JsonConverter with schemas.enable requires \"schema\" and \"payload\" fields and may not contain additional fields. If you are trying to deserialize plain JSON data, set schemas.enable=false in your converter configuration.",
+                    ));
+                }
+            }
+        } else {
+            (&Json::Null, json)
+        };
+        let schema = as_connect_schema_with(schema_json, &self.opts)?;
+        let value = to_connect(schema.as_ref(), payload, &self.opts)?;
+        Ok(SchemaAndValue::new(schema, value))
+    }
+}
+
+impl Converter for JsonConverter {
+    fn configure(&mut self, config: &ConfigMap, _is_key: bool) -> Result<()> {
+        let parsed = Self::json_config_def().parse(config)?;
+        self.schemas_enable = parsed.boolean(SCHEMAS_ENABLE_CONFIG).unwrap_or(true);
+        self.opts.replace_null_with_default = parsed
+            .boolean(REPLACE_NULL_WITH_DEFAULT_CONFIG)
+            .unwrap_or(true);
+        self.opts.decimal_format = match parsed.get(DECIMAL_FORMAT_CONFIG) {
+            Some(TypedValue::String(s)) if s.eq_ignore_ascii_case("numeric") => {
+                DecimalFormat::Numeric
+            }
+            _ => DecimalFormat::Base64,
+        };
+        Ok(())
+    }
+
+    fn from_connect_data(
+        &self,
+        _topic: &str,
+        schema: Option<&Schema>,
+        value: &Value,
+    ) -> Result<Option<Vec<u8>>> {
+        if schema.is_none() && value.is_null() {
+            return Ok(None);
+        }
+        let json = self.to_json_value(schema, value)?;
+        serde_json::to_vec(&json).map(Some).map_err(|e| {
+            ConnectError::data(
+                "Converting Kafka Connect data to byte[] failed due to serialization error: ",
+            )
+            .with_source(e)
+        })
+    }
+
+    fn to_connect_data(&self, _topic: &str, bytes: Option<&[u8]>) -> Result<SchemaAndValue> {
+        let Some(bytes) = bytes.filter(|b| !b.is_empty()) else {
+            return Ok(SchemaAndValue::NULL);
+        };
+        let json: Json = serde_json::from_slice(bytes).map_err(|e| {
+            ConnectError::data(format!(
+                "Converting byte[] to Kafka Connect data failed due to serialization error: {e}"
+            ))
+        })?;
+        self.from_json_value(&json)
+    }
+
+    fn config_def(&self) -> ConfigDef {
+        Self::json_config_def()
+    }
+}
+
+fn number_f64(v: f64) -> Result<Json> {
+    Number::from_f64(v)
+        .map(Json::Number)
+        .ok_or_else(|| ConnectError::data(format!("Cannot represent {v} in JSON")))
+}
+
+fn type_error(schema: &Schema, value: &Value) -> ConnectError {
+    ConnectError::data(format!(
+        "Invalid type for {}: {}",
+        schema.schema_type(),
+        value.type_name()
+    ))
+}
+
+/// Connect value -> JSON payload (Java's `convertToJson`).
+pub(crate) fn to_json(schema: Option<&Schema>, value: &Value, opts: &JsonOptions) -> Result<Json> {
+    if value.is_null() {
+        let Some(schema) = schema else {
+            return Ok(Json::Null);
+        };
+        if let (Some(default), true) = (schema.default_value(), opts.replace_null_with_default) {
+            return to_json(Some(schema), default, opts);
+        }
+        if schema.is_optional() {
+            return Ok(Json::Null);
+        }
+        return Err(ConnectError::data(
+            "Conversion error: null value for field that is required and has no default value",
+        ));
+    }
+    let Some(schema) = schema else {
+        return schemaless_to_json(value, opts);
+    };
+    if let Some(scale) = decimal_scale(schema) {
+        let Value::Bytes(bytes) = value else {
+            return Err(type_error(schema, value));
+        };
+        return match opts.decimal_format {
+            DecimalFormat::Base64 => Ok(Json::String(BASE64.encode(bytes))),
+            DecimalFormat::Numeric => {
+                let d = Decimal::from_bytes(bytes, scale)?;
+                match i64::try_from(d.unscaled) {
+                    Ok(v) if scale == 0 => Ok(Json::from(v)),
+                    _ => number_f64(d.to_plain_string().parse().unwrap_or(f64::NAN)),
+                }
+            }
+        };
+    }
+    use SchemaType as T;
+    Ok(match (schema.schema_type(), value) {
+        (T::Int8, Value::Int8(v)) => (*v).into(),
+        (T::Int16, Value::Int16(v)) => (*v).into(),
+        (T::Int32, Value::Int32(v)) => (*v).into(),
+        (T::Int64, Value::Int64(v)) => (*v).into(),
+        (T::Float32, Value::Float32(v)) => number_f64(f64::from(*v))?,
+        (T::Float64, Value::Float64(v)) => number_f64(*v)?,
+        (T::Boolean, Value::Boolean(v)) => (*v).into(),
+        (T::String, Value::String(v)) => v.clone().into(),
+        (T::Bytes, Value::Bytes(v)) => BASE64.encode(v).into(),
+        (T::Array, Value::Array(items)) => {
+            let item_schema = schema.value_schema();
+            Json::Array(
+                items
+                    .iter()
+                    .map(|i| to_json(item_schema, i, opts))
+                    .collect::<Result<_>>()?,
+            )
+        }
+        (T::Map, Value::Map(entries)) => {
+            let (ks, vs) = (schema.key_schema(), schema.value_schema());
+            if ks.map(Schema::schema_type) == Some(T::String) {
+                let mut obj = Map::with_capacity(entries.len());
+                for (k, v) in entries {
+                    let Value::String(k) = k else {
+                        return Err(type_error(ks.unwrap_or(schema), k));
+                    };
+                    obj.insert(k.clone(), to_json(vs, v, opts)?);
+                }
+                Json::Object(obj)
+            } else {
+                let mut arr = Vec::with_capacity(entries.len());
+                for (k, v) in entries {
+                    arr.push(Json::Array(vec![
+                        to_json(ks, k, opts)?,
+                        to_json(vs, v, opts)?,
+                    ]));
+                }
+                Json::Array(arr)
+            }
+        }
+        (T::Struct, Value::Struct(s)) => {
+            if s.schema() != schema {
+                return Err(ConnectError::data("Mismatching schema."));
+            }
+            struct_to_json(s, opts)?
+        }
+        _ => return Err(type_error(schema, value)),
+    })
+}
+
+fn struct_to_json(s: &Struct, opts: &JsonOptions) -> Result<Json> {
+    let mut obj = Map::with_capacity(s.values().len());
+    for (f, v) in s.schema().fields().iter().zip(s.values()) {
+        obj.insert(f.name.clone(), to_json(Some(&f.schema), v, opts)?);
+    }
+    Ok(Json::Object(obj))
+}
+
+fn schemaless_to_json(value: &Value, opts: &JsonOptions) -> Result<Json> {
+    Ok(match value {
+        Value::Null => Json::Null,
+        Value::Int8(v) => (*v).into(),
+        Value::Int16(v) => (*v).into(),
+        Value::Int32(v) => (*v).into(),
+        Value::Int64(v) => (*v).into(),
+        Value::Float32(v) => number_f64(f64::from(*v))?,
+        Value::Float64(v) => number_f64(*v)?,
+        Value::Boolean(v) => (*v).into(),
+        Value::String(v) => v.clone().into(),
+        Value::Bytes(v) => BASE64.encode(v).into(),
+        Value::Array(items) => Json::Array(
+            items
+                .iter()
+                .map(|i| schemaless_to_json(i, opts))
+                .collect::<Result<_>>()?,
+        ),
+        Value::Map(entries) => {
+            if entries.iter().all(|(k, _)| matches!(k, Value::String(_))) {
+                let mut obj = Map::with_capacity(entries.len());
+                for (k, v) in entries {
+                    if let Value::String(k) = k {
+                        obj.insert(k.clone(), schemaless_to_json(v, opts)?);
+                    }
+                }
+                Json::Object(obj)
+            } else {
+                let mut arr = Vec::with_capacity(entries.len());
+                for (k, v) in entries {
+                    arr.push(Json::Array(vec![
+                        schemaless_to_json(k, opts)?,
+                        schemaless_to_json(v, opts)?,
+                    ]));
+                }
+                Json::Array(arr)
+            }
+        }
+        // Java rejects schemaless structs; the struct carries its schema, so use it.
+        Value::Struct(s) => struct_to_json(s, opts)?,
+    })
+}
+
+fn json_kind(json: &Json) -> &'static str {
+    match json {
+        Json::Null => "null",
+        Json::Bool(_) => "BOOLEAN",
+        Json::Number(_) => "NUMBER",
+        Json::String(_) => "STRING",
+        Json::Array(_) => "ARRAY",
+        Json::Object(_) => "OBJECT",
+    }
+}
+
+fn int_of<T: TryFrom<i64>>(schema: &Schema, json: &Json) -> Result<T> {
+    json.as_i64()
+        .and_then(|v| T::try_from(v).ok())
+        .ok_or_else(|| {
+            ConnectError::data(format!(
+                "Invalid JSON for {} schema: {}",
+                schema.schema_type(),
+                json_kind(json)
+            ))
+        })
+}
+
+/// JSON payload -> Connect value (Java's `convertToConnect`).
+pub(crate) fn to_connect(
+    schema: Option<&Schema>,
+    json: &Json,
+    opts: &JsonOptions,
+) -> Result<Value> {
+    let Some(schema) = schema else {
+        return Ok(schemaless_to_connect(json));
+    };
+    if json.is_null() {
+        if let (Some(default), true) = (schema.default_value(), opts.replace_null_with_default) {
+            return Ok(default.clone());
+        }
+        if schema.is_optional() {
+            return Ok(Value::Null);
+        }
+        return Err(ConnectError::data(format!(
+            "Invalid null value for required {} field",
+            schema.schema_type()
+        )));
+    }
+    let mismatch = || {
+        ConnectError::data(format!(
+            "Invalid JSON for {} schema: {}",
+            schema.schema_type(),
+            json_kind(json)
+        ))
+    };
+    if let Some(scale) = decimal_scale(schema) {
+        return match json {
+            Json::Number(n) => Ok(Value::Bytes(
+                Decimal::parse(&n.to_string(), scale)?.to_bytes(),
+            )),
+            Json::String(s) => {
+                Ok(Value::Bytes(BASE64.decode(s).map_err(|e| {
+                    ConnectError::data("Invalid bytes field").with_source(e)
+                })?))
+            }
+            _ => Err(mismatch()),
+        };
+    }
+    use SchemaType as T;
+    Ok(match schema.schema_type() {
+        T::Int8 => Value::Int8(int_of(schema, json)?),
+        T::Int16 => Value::Int16(int_of(schema, json)?),
+        T::Int32 => Value::Int32(int_of(schema, json)?),
+        T::Int64 => Value::Int64(int_of(schema, json)?),
+        T::Float32 => Value::Float32(json.as_f64().ok_or_else(mismatch)? as f32),
+        T::Float64 => Value::Float64(json.as_f64().ok_or_else(mismatch)?),
+        T::Boolean => Value::Boolean(json.as_bool().ok_or_else(mismatch)?),
+        T::String => Value::String(json.as_str().ok_or_else(mismatch)?.to_owned()),
+        T::Bytes => Value::Bytes(
+            BASE64
+                .decode(json.as_str().ok_or_else(mismatch)?)
+                .map_err(|e| ConnectError::data("Invalid bytes field").with_source(e))?,
+        ),
+        T::Array => {
+            let items = json.as_array().ok_or_else(mismatch)?;
+            Value::Array(
+                items
+                    .iter()
+                    .map(|i| to_connect(schema.value_schema(), i, opts))
+                    .collect::<Result<_>>()?,
+            )
+        }
+        T::Map => {
+            let (ks, vs) = (schema.key_schema(), schema.value_schema());
+            match json {
+                Json::Object(obj) if ks.map(Schema::schema_type) == Some(T::String) => Value::Map(
+                    obj.iter()
+                        .map(|(k, v)| Ok((Value::String(k.clone()), to_connect(vs, v, opts)?)))
+                        .collect::<Result<_>>()?,
+                ),
+                Json::Array(pairs) => Value::Map(
+                    pairs
+                        .iter()
+                        .map(|pair| match pair.as_array().map(Vec::as_slice) {
+                            Some([k, v]) => {
+                                Ok((to_connect(ks, k, opts)?, to_connect(vs, v, opts)?))
+                            }
+                            _ => Err(ConnectError::data(
+                                "Found invalid map entry instead of array tuple: ".to_owned()
+                                    + json_kind(pair),
+                            )),
+                        })
+                        .collect::<Result<_>>()?,
+                ),
+                _ => return Err(mismatch()),
+            }
+        }
+        T::Struct => {
+            let obj = json.as_object().ok_or_else(mismatch)?;
+            let mut s = Struct::new(schema.clone());
+            for f in schema.fields() {
+                let v = to_connect(
+                    Some(&f.schema),
+                    obj.get(&f.name).unwrap_or(&Json::Null),
+                    opts,
+                )?;
+                s.put(&f.name, v)?;
+            }
+            Value::Struct(s)
+        }
+    })
+}
+
+fn schemaless_to_connect(json: &Json) -> Value {
+    match json {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Boolean(*b),
+        Json::Number(n) => match n.as_i64() {
+            Some(v) => Value::Int64(v),
+            None => Value::Float64(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Json::String(s) => Value::String(s.clone()),
+        Json::Array(items) => Value::Array(items.iter().map(schemaless_to_connect).collect()),
+        Json::Object(obj) => Value::Map(
+            obj.iter()
+                .map(|(k, v)| (Value::String(k.clone()), schemaless_to_connect(v)))
+                .collect(),
+        ),
+    }
+}
