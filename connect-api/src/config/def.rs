@@ -237,10 +237,10 @@ impl ConfigDef {
                     DefaultValue::Value(v) => Some(v.clone()),
                 },
             };
-            if let Some(validator) = &key.validator {
-                if let Err(e) = validator.ensure_valid(&key.name, value.as_ref()) {
-                    cv.add_error(e.message());
-                }
+            if let Some(validator) = &key.validator
+                && let Err(e) = validator.ensure_valid(&key.name, value.as_ref())
+            {
+                cv.add_error(e.message());
             }
             cv.value.clone_from(&value);
             parsed.insert(key.name.clone(), value);

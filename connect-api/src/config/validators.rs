@@ -75,23 +75,23 @@ impl Validator for Range {
         let Some(n) = v.as_f64() else {
             return Ok(());
         };
-        if let Some(min) = self.min {
-            if n < min.as_f64() {
-                return Err(ConnectError::invalid_value(
-                    name,
-                    v,
-                    &format!("Value must be at least {min}"),
-                ));
-            }
+        if let Some(min) = self.min
+            && n < min.as_f64()
+        {
+            return Err(ConnectError::invalid_value(
+                name,
+                v,
+                &format!("Value must be at least {min}"),
+            ));
         }
-        if let Some(max) = self.max {
-            if n > max.as_f64() {
-                return Err(ConnectError::invalid_value(
-                    name,
-                    v,
-                    &format!("Value must be no more than {max}"),
-                ));
-            }
+        if let Some(max) = self.max
+            && n > max.as_f64()
+        {
+            return Err(ConnectError::invalid_value(
+                name,
+                v,
+                &format!("Value must be no more than {max}"),
+            ));
         }
         Ok(())
     }

@@ -24,6 +24,8 @@ pub const SIMPLE_HEADER_CONVERTER_CLASS: &str =
     "org.apache.kafka.connect.storage.SimpleHeaderConverter";
 
 /// Converts record keys or values (Java's `Converter`).
+// The method names are Connect's (`fromConnectData`), so `from_*` takes `&self` here.
+#[allow(clippy::wrong_self_convention)]
 pub trait Converter: Send + Sync {
     /// `config` is the converter's sub-config (`value.converter.` prefix removed).
     fn configure(&mut self, config: &ConfigMap, is_key: bool) -> Result<()>;
@@ -41,6 +43,7 @@ pub trait Converter: Send + Sync {
 }
 
 /// Converts header values (Java's `HeaderConverter`).
+#[allow(clippy::wrong_self_convention)]
 pub trait HeaderConverter: Send + Sync {
     fn configure(&mut self, config: &ConfigMap) -> Result<()>;
     fn from_connect_header(

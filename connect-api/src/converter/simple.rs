@@ -113,26 +113,25 @@ impl SimpleHeaderConverter {
         if !t.is_empty()
             && t.bytes()
                 .all(|b| b.is_ascii_digit() || b == b'-' || b == b'+')
+            && let Ok(v) = t.parse::<i64>()
         {
-            if let Ok(v) = t.parse::<i64>() {
-                return if let Ok(v) = i8::try_from(v) {
-                    SchemaAndValue::new(Some(Schema::int8()), Value::Int8(v))
-                } else if let Ok(v) = i16::try_from(v) {
-                    SchemaAndValue::new(Some(Schema::int16()), Value::Int16(v))
-                } else if let Ok(v) = i32::try_from(v) {
-                    SchemaAndValue::new(Some(Schema::int32()), Value::Int32(v))
-                } else {
-                    SchemaAndValue::new(Some(Schema::int64()), Value::Int64(v))
-                };
-            }
+            return if let Ok(v) = i8::try_from(v) {
+                SchemaAndValue::new(Some(Schema::int8()), Value::Int8(v))
+            } else if let Ok(v) = i16::try_from(v) {
+                SchemaAndValue::new(Some(Schema::int16()), Value::Int16(v))
+            } else if let Ok(v) = i32::try_from(v) {
+                SchemaAndValue::new(Some(Schema::int32()), Value::Int32(v))
+            } else {
+                SchemaAndValue::new(Some(Schema::int64()), Value::Int64(v))
+            };
         }
         let numeric = !t.is_empty()
             && t.bytes()
                 .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b));
-        if let (true, Ok(v)) = (numeric, t.parse::<f64>()) {
-            if v.is_finite() {
-                return SchemaAndValue::new(Some(Schema::float64()), Value::Float64(v));
-            }
+        if let (true, Ok(v)) = (numeric, t.parse::<f64>())
+            && v.is_finite()
+        {
+            return SchemaAndValue::new(Some(Schema::float64()), Value::Float64(v));
         }
         SchemaAndValue::new(Some(Schema::string()), Value::String(text.to_owned()))
     }

@@ -81,15 +81,14 @@ impl SourceConnector for VerifiableSourceConnector {
                     "Source partitions must contain the integer key '{ID_FIELD}'"
                 )));
             }
-            if let Some(o) = offset {
-                if o.get(SEQNO_FIELD)
+            if let Some(o) = offset
+                && o.get(SEQNO_FIELD)
                     .and_then(serde_json::Value::as_i64)
                     .is_none_or(|s| s < 0)
-                {
-                    return Err(ConnectError::config(format!(
-                        "Source offsets must contain a non-negative integer '{SEQNO_FIELD}'"
-                    )));
-                }
+            {
+                return Err(ConnectError::config(format!(
+                    "Source offsets must contain a non-negative integer '{SEQNO_FIELD}'"
+                )));
             }
         }
         Ok(true)
@@ -229,10 +228,10 @@ impl SourceTask for VerifiableSourceTask {
             state.ctx.sleep(IDLE_POLL).await;
             return Ok(Vec::new());
         }
-        if let Some(delay) = state.throttle_delay() {
-            if state.ctx.sleep(delay).await {
-                return Ok(Vec::new());
-            }
+        if let Some(delay) = state.throttle_delay()
+            && state.ctx.sleep(delay).await
+        {
+            return Ok(Vec::new());
         }
         let mut n = state.config.batch_size.get();
         if let Some(r) = remaining {
@@ -242,10 +241,10 @@ impl SourceTask for VerifiableSourceTask {
         let mut batch = Vec::with_capacity(n);
         for _ in 0..n {
             let record = state.record(state.seqno)?;
-            if let Some(tc) = state.ctx.transaction_context() {
-                if (state.seqno + 1) % every == 0 {
-                    tc.commit_transaction_at(&record);
-                }
+            if let Some(tc) = state.ctx.transaction_context()
+                && (state.seqno + 1) % every == 0
+            {
+                tc.commit_transaction_at(&record);
             }
             batch.push(record);
             state.seqno += 1;
