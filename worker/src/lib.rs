@@ -1,12 +1,16 @@
 //! The Kafka Connect-compatible worker runtime.
 //!
 //! - [`config`]: worker properties (Java `.properties`, the keys of `connect-distributed.properties`)
+//! - [`cluster`]: group membership over Kafka's classic group APIs, protocol codecs, assignors
+//! - [`storage`]: the Kafka-backed log and the config, offset and status stores in Connect's formats
 //! - [`rest`]: the REST API (axum), one module per resource
 //! - [`version`]: what `GET /` reports
 //!
 //! Data flows one way: REST -> herder -> config topic -> every herder reads it -> assignment ->
 //! runtime starts tasks -> tasks write data and offsets -> status topic -> REST reads status.
 
+pub mod cluster;
 pub mod config;
 pub mod rest;
+pub mod storage;
 pub mod version;

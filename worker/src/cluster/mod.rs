@@ -1,0 +1,1 @@
+//! Group membership over the Kafka protocol (placeholder; being written).

@@ -1,0 +1,1 @@
+//! Kafka-backed internal topics (placeholder; being written).
