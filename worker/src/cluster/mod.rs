@@ -1,1 +1,4 @@
-//! Group membership over the Kafka protocol (placeholder; being written).
+//! Group membership over the Kafka protocol.
+
+pub mod assignor;
+pub mod protocol;
