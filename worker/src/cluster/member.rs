@@ -1,0 +1,488 @@
+//! The group member: a background task that joins, syncs, heartbeats and rejoins, and tells the
+//! herder what it was assigned. See the module map in `cluster/mod.rs` for the flow.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::assignor::{self, AssignContext, ClusterConfigSnapshot, IncrementalState, MemberInfo, Work};
+use super::client::{ClientError, GroupClient, JoinResult, codes};
+use super::protocol::{ConnectProtocolVersion, ExtendedAssignment, WorkerMetadata};
+
+/// How this worker takes part in the group (the `DistributedConfig` keys that matter here).
+#[derive(Debug, Clone)]
+pub struct MembershipConfig {
+    pub bootstrap_servers: String,
+    pub group_id: String,
+    pub session_timeout: Duration,
+    pub rebalance_timeout: Duration,
+    pub heartbeat_interval: Duration,
+    pub protocol: ConnectProtocolVersion,
+    /// The advertised REST URL, sent to the leader and handed out as `leader_url`.
+    pub worker_url: String,
+    pub scheduled_rebalance_max_delay: Duration,
+    pub client_id: String,
+}
+
+/// What the member reports to the herder, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupEvent {
+    /// A rebalance began (JoinGroup about to be sent); in eager mode the herder must stop
+    /// everything it runs before the assignment arrives.
+    RebalanceStarted,
+    /// SyncGroup completed. With `assignment.error != 0` (CONFIG_MISMATCH) nothing changed: the
+    /// herder reads the config topic to the end and calls [`GroupHandle::request_rejoin`].
+    /// Cooperative: stop `revoked_*`, start `connectors`/`tasks`, then rejoin if anything was
+    /// revoked; rejoin after `delay` ms if it is positive. Eager: the assignment is complete.
+    Assigned {
+        generation: i32,
+        member_id: String,
+        is_leader: bool,
+        assignment: ExtendedAssignment,
+        leader_url: String,
+        /// The protocol the group settled on (one eager member downgrades everyone).
+        protocol: ConnectProtocolVersion,
+    },
+    /// The coordinator no longer knows this member (session expired, fenced generation): others
+    /// may already own its work, so the herder must stop all connectors and tasks now.
+    MembershipLost,
+    /// The member cannot continue (authorization, unsupported broker, invalid config); the
+    /// worker should exit.
+    Fatal(String),
+}
+
+enum Command {
+    Rejoin,
+    Leave(oneshot::Sender<()>),
+}
+
+/// The herder's handle on the member task. Dropping it makes the member leave the group.
+#[derive(Debug)]
+pub struct GroupHandle {
+    commands: mpsc::UnboundedSender<Command>,
+    task: JoinHandle<()>,
+}
+
+impl GroupHandle {
+    /// Rejoin the group at the next opportunity (after revocations, delays, config changes).
+    pub fn request_rejoin(&self) {
+        let _ = self.commands.send(Command::Rejoin);
+    }
+
+    /// Sends LeaveGroup (so the group rebalances now rather than after the session timeout)
+    /// and stops the member task.
+    pub async fn leave(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.commands.send(Command::Leave(tx)).is_ok() {
+            let _ = rx.await;
+        }
+    }
+
+    /// Stops the member without leaving the group, as a crash would: the coordinator expires
+    /// it after the session timeout. For tests and abrupt shutdown.
+    pub fn abort(&self) {
+        self.task.abort();
+    }
+
+    /// Whether the member task has ended (left, aborted or fatal).
+    pub fn is_finished(&self) -> bool {
+        self.task.is_finished()
+    }
+}
+
+/// Starts the member task. Events arrive on the returned receiver; the herder must keep
+/// draining it (the member waits for room, which would delay heartbeats).
+pub fn spawn_member(
+    config: MembershipConfig,
+    snapshot: watch::Receiver<Arc<ClusterConfigSnapshot>>,
+) -> (GroupHandle, mpsc::Receiver<GroupEvent>) {
+    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+    let (ev_tx, ev_rx) = mpsc::channel(256);
+    let request_timeout = config.session_timeout.max(Duration::from_secs(5));
+    let client = GroupClient::new(
+        &config.bootstrap_servers,
+        &config.client_id,
+        &config.group_id,
+        request_timeout,
+    );
+    let member = Member {
+        config,
+        snapshot,
+        events: ev_tx,
+        client,
+        member_id: String::new(),
+        generation: -1,
+        last_completed_generation: None,
+        owned: Work::default(),
+        last_assignment: None,
+        leader_state: IncrementalState::default(),
+        started: Instant::now(),
+    };
+    let task = tokio::spawn(member.run(cmd_rx));
+    (
+        GroupHandle {
+            commands: cmd_tx,
+            task,
+        },
+        ev_rx,
+    )
+}
+
+struct Member {
+    config: MembershipConfig,
+    snapshot: watch::Receiver<Arc<ClusterConfigSnapshot>>,
+    events: mpsc::Sender<GroupEvent>,
+    client: GroupClient,
+    member_id: String,
+    generation: i32,
+    last_completed_generation: Option<i32>,
+    /// What this member runs: previous owned - revoked + newly assigned.
+    owned: Work,
+    last_assignment: Option<ExtendedAssignment>,
+    leader_state: IncrementalState,
+    started: Instant,
+}
+
+/// Why a join attempt ended without an assignment.
+enum JoinError {
+    /// Retry joining (after a short backoff).
+    Retry(String),
+    Fatal(String),
+}
+
+impl From<ClientError> for JoinError {
+    fn from(e: ClientError) -> Self {
+        if e.is_fatal() {
+            JoinError::Fatal(e.to_string())
+        } else {
+            JoinError::Retry(e.to_string())
+        }
+    }
+}
+
+impl Member {
+    async fn run(mut self, mut commands: mpsc::UnboundedReceiver<Command>) {
+        let mut need_join = true;
+        let mut backoff = Duration::from_millis(100);
+        loop {
+            if need_join {
+                let joined = tokio::select! {
+                    r = self.join_and_sync() => Some(r),
+                    cmd = commands.recv() => match cmd {
+                        Some(Command::Rejoin) => None, // already joining
+                        Some(Command::Leave(done)) => {
+                            // The join's connection may hold a half-read response.
+                            self.client.mark_coordinator_unknown();
+                            self.leave().await;
+                            let _ = done.send(());
+                            return;
+                        }
+                        None => {
+                            self.client.mark_coordinator_unknown();
+                            self.leave().await;
+                            return;
+                        }
+                    },
+                };
+                match joined {
+                    // A rejoin request raced the join: the join future was dropped, so the
+                    // connection may be mid-response; start over.
+                    None => {
+                        self.client.mark_coordinator_unknown();
+                        continue;
+                    }
+                    // The heartbeat loop below decides when to join next.
+                    Some(Ok(())) => {
+                        backoff = Duration::from_millis(100);
+                    }
+                    Some(Err(JoinError::Fatal(msg))) => {
+                        tracing::error!(group = %self.config.group_id, error = %msg, "group membership failed");
+                        let _ = self.events.send(GroupEvent::Fatal(msg)).await;
+                        return;
+                    }
+                    Some(Err(JoinError::Retry(msg))) => {
+                        tracing::warn!(group = %self.config.group_id, error = %msg, "joining the group failed; retrying");
+                        let leave = tokio::select! {
+                            _ = tokio::time::sleep(backoff) => None,
+                            cmd = commands.recv() => match cmd {
+                                Some(Command::Rejoin) => None,
+                                Some(Command::Leave(done)) => Some(Some(done)),
+                                None => Some(None),
+                            },
+                        };
+                        if let Some(done) = leave {
+                            self.leave().await;
+                            if let Some(done) = done {
+                                let _ = done.send(());
+                            }
+                            return;
+                        }
+                        backoff = (backoff * 2).min(self.config.heartbeat_interval.max(Duration::from_millis(200)));
+                        continue;
+                    }
+                }
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(self.config.heartbeat_interval) => {
+                    need_join = self.heartbeat().await;
+                }
+                cmd = commands.recv() => match cmd {
+                    Some(Command::Rejoin) => need_join = true,
+                    Some(Command::Leave(done)) => {
+                        self.leave().await;
+                        let _ = done.send(());
+                        return;
+                    }
+                    None => {
+                        self.leave().await;
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// One heartbeat; returns whether the member must rejoin.
+    async fn heartbeat(&mut self) -> bool {
+        match self.client.heartbeat(self.generation, &self.member_id).await {
+            Ok(codes::NONE) => false,
+            Ok(codes::REBALANCE_IN_PROGRESS) => true,
+            Ok(code @ (codes::UNKNOWN_MEMBER_ID | codes::ILLEGAL_GENERATION)) => {
+                tracing::warn!(group = %self.config.group_id, member = %self.member_id, code, "lost group membership");
+                self.lose_membership(code == codes::UNKNOWN_MEMBER_ID).await;
+                true
+            }
+            Ok(code) if codes::needs_rediscovery(code) => {
+                self.client.mark_coordinator_unknown();
+                false
+            }
+            Ok(code) => {
+                tracing::warn!(group = %self.config.group_id, code, "heartbeat failed");
+                false
+            }
+            Err(e) => {
+                // Transport trouble: the next heartbeat rediscovers the coordinator; if that
+                // takes longer than the session the coordinator answers UNKNOWN_MEMBER_ID.
+                tracing::warn!(group = %self.config.group_id, error = %e, "heartbeat failed");
+                false
+            }
+        }
+    }
+
+    async fn lose_membership(&mut self, forget_member_id: bool) {
+        if forget_member_id {
+            self.member_id.clear();
+        }
+        self.generation = -1;
+        self.last_completed_generation = None;
+        self.owned = Work::default();
+        self.last_assignment = None;
+        let _ = self.events.send(GroupEvent::MembershipLost).await;
+    }
+
+    async fn leave(&mut self) {
+        if self.member_id.is_empty() {
+            return;
+        }
+        match self.client.leave_group(&self.member_id).await {
+            Ok(codes::NONE) => {
+                tracing::info!(group = %self.config.group_id, member = %self.member_id, "left the group")
+            }
+            Ok(code) => tracing::warn!(group = %self.config.group_id, code, "leave group failed"),
+            Err(e) => tracing::warn!(group = %self.config.group_id, error = %e, "leave group failed"),
+        }
+    }
+
+    fn metadata(&self, offset: i64) -> Vec<(&'static str, Bytes)> {
+        self.config
+            .protocol
+            .offered()
+            .iter()
+            .map(|p| {
+                let allocation = self.last_assignment.as_ref().map(|last| ExtendedAssignment {
+                    version: p.version(),
+                    error: 0,
+                    leader: last.leader.clone(),
+                    leader_url: last.leader_url.clone(),
+                    config_offset: last.config_offset,
+                    connectors: self.owned.connectors.clone(),
+                    tasks: self.owned.tasks.clone(),
+                    ..Default::default()
+                });
+                let m = WorkerMetadata {
+                    version: p.version(),
+                    url: self.config.worker_url.clone(),
+                    config_offset: offset,
+                    allocation,
+                };
+                (p.name(), m.encode())
+            })
+            .collect()
+    }
+
+    async fn join_and_sync(&mut self) -> Result<(), JoinError> {
+        let _ = self.events.send(GroupEvent::RebalanceStarted).await;
+        for _ in 0..50 {
+            let offset = self.snapshot.borrow().offset;
+            let join = self
+                .client
+                .join_group(
+                    &self.member_id,
+                    self.config.session_timeout,
+                    self.config.rebalance_timeout,
+                    self.metadata(offset),
+                )
+                .await?;
+            match join.error_code {
+                codes::NONE => {}
+                codes::MEMBER_ID_REQUIRED => {
+                    // KIP-394: the coordinator hands out the id first so a lost response
+                    // cannot leave a ghost member behind.
+                    self.member_id = join.member_id;
+                    continue;
+                }
+                codes::UNKNOWN_MEMBER_ID | codes::ILLEGAL_GENERATION => {
+                    if self.last_completed_generation.is_some() {
+                        self.lose_membership(true).await;
+                    }
+                    self.member_id.clear();
+                    continue;
+                }
+                codes::REBALANCE_IN_PROGRESS => continue,
+                code if codes::needs_rediscovery(code) => {
+                    self.client.mark_coordinator_unknown();
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+                code if codes::is_fatal(code) => {
+                    return Err(JoinError::Fatal(format!(
+                        "joining group \"{}\" failed with error code {code}",
+                        self.config.group_id
+                    )));
+                }
+                code => return Err(JoinError::Retry(format!("JoinGroup error code {code}"))),
+            }
+            self.member_id = join.member_id.clone();
+            self.generation = join.generation_id;
+            let protocol_name = join.protocol_name.clone().unwrap_or_default();
+            let Some(protocol) = ConnectProtocolVersion::from_name(&protocol_name) else {
+                return Err(JoinError::Fatal(format!(
+                    "the group chose unknown connect protocol \"{protocol_name}\""
+                )));
+            };
+            let is_leader = join.leader == self.member_id;
+            let assignments = if is_leader {
+                self.lead(&join, protocol)
+            } else {
+                Vec::new()
+            };
+            let (code, blob) = self
+                .client
+                .sync_group(
+                    self.generation,
+                    &self.member_id,
+                    &protocol_name,
+                    assignments,
+                    self.config.rebalance_timeout,
+                )
+                .await?;
+            match code {
+                codes::NONE => {}
+                codes::REBALANCE_IN_PROGRESS => continue,
+                codes::UNKNOWN_MEMBER_ID | codes::ILLEGAL_GENERATION => {
+                    if self.last_completed_generation.is_some() {
+                        self.lose_membership(code == codes::UNKNOWN_MEMBER_ID).await;
+                    }
+                    if code == codes::UNKNOWN_MEMBER_ID {
+                        self.member_id.clear();
+                    }
+                    continue;
+                }
+                code if codes::needs_rediscovery(code) => {
+                    self.client.mark_coordinator_unknown();
+                    continue;
+                }
+                code if codes::is_fatal(code) => {
+                    return Err(JoinError::Fatal(format!("SyncGroup failed with error code {code}")));
+                }
+                code => return Err(JoinError::Retry(format!("SyncGroup error code {code}"))),
+            }
+            let assignment = ExtendedAssignment::decode(&blob)
+                .map_err(|e| JoinError::Retry(format!("undecodable assignment from the leader: {e}")))?;
+            if !assignment.failed() {
+                if protocol.is_cooperative() {
+                    self.owned.apply(&assignment);
+                } else {
+                    self.owned = Work::from_assignment(&assignment);
+                }
+                self.last_completed_generation = Some(self.generation);
+                self.last_assignment = Some(assignment.clone());
+            }
+            tracing::info!(
+                group = %self.config.group_id, member = %self.member_id, generation = self.generation,
+                is_leader, error = assignment.error, connectors = ?assignment.connectors,
+                tasks = assignment.tasks.len(), revoked_tasks = assignment.revoked_tasks.len(),
+                delay = assignment.delay, "joined group"
+            );
+            let leader_url = assignment.leader_url.clone();
+            let _ = self
+                .events
+                .send(GroupEvent::Assigned {
+                    generation: self.generation,
+                    member_id: self.member_id.clone(),
+                    is_leader,
+                    assignment,
+                    leader_url,
+                    protocol,
+                })
+                .await;
+            return Ok(());
+        }
+        Err(JoinError::Retry("too many join attempts in a row".into()))
+    }
+
+    /// The leader's part: decode every member's metadata and run the assignor.
+    fn lead(&mut self, join: &JoinResult, protocol: ConnectProtocolVersion) -> Vec<(String, Bytes)> {
+        let members: Vec<MemberInfo> = join
+            .members
+            .iter()
+            .map(|(id, blob)| match WorkerMetadata::decode(blob) {
+                Ok(m) => MemberInfo {
+                    member_id: id.clone(),
+                    url: m.url,
+                    config_offset: m.config_offset,
+                    owned: m.allocation.as_ref().map(Work::from_assignment).unwrap_or_default(),
+                },
+                Err(e) => {
+                    tracing::warn!(member = %id, error = %e, "undecodable member metadata");
+                    MemberInfo {
+                        member_id: id.clone(),
+                        url: String::new(),
+                        config_offset: -1,
+                        owned: Work::default(),
+                    }
+                }
+            })
+            .collect();
+        // The latest snapshot: the herder keeps it current, so this is the "fresh read" Java
+        // does before giving up with CONFIG_MISMATCH.
+        let snapshot = self.snapshot.borrow().clone();
+        let ctx = AssignContext {
+            protocol,
+            leader_id: &self.member_id,
+            generation: self.generation,
+            last_completed_generation: self.last_completed_generation,
+            snapshot: &snapshot,
+            now_ms: self.started.elapsed().as_millis() as u64,
+            max_delay_ms: self.config.scheduled_rebalance_max_delay.as_millis() as u64,
+        };
+        let out: BTreeMap<String, ExtendedAssignment> =
+            assignor::assign(&ctx, &members, &mut self.leader_state);
+        out.into_iter().map(|(id, a)| (id, a.encode())).collect()
+    }
+}
