@@ -51,6 +51,7 @@ use super::StorageError;
 const METADATA_TIMEOUT: Duration = Duration::from_secs(30);
 /// Poll interval of the consumer thread; bounds the latency of a read-to-end request.
 const POLL_INTERVAL: Duration = Duration::from_millis(20);
+const RETRY_BACKOFF: Duration = Duration::from_millis(100);
 
 /// One record consumed from the log.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +117,9 @@ pub fn producer_config(base: &ClientConfig, client_id: &str) -> ClientConfig {
 fn consumer_config(base: &ClientConfig, client_id: &str, read_committed: bool) -> ClientConfig {
     let mut c = base.clone();
     c.set("client.id", client_id)
+        // Never joins the group (partitions are assigned manually), but librdkafka refuses
+        // `assign` without a group id.
+        .set("group.id", client_id)
         .set("enable.auto.commit", "false")
         .set("enable.auto.offset.store", "false")
         .set("enable.partition.eof", "false")
@@ -303,19 +307,7 @@ impl Tailer {
         watermark_client: Option<BaseConsumer>,
         on_record: RecordCallback,
     ) -> Result<Self, StorageError> {
-        let md = consumer
-            .fetch_metadata(Some(&topic), METADATA_TIMEOUT)
-            .map_err(|e| StorageError::kafka(format!("describe topic {topic}"), e))?;
-        let partitions: Vec<i32> = md
-            .topics()
-            .iter()
-            .find(|t| t.name() == topic)
-            .filter(|t| t.error().is_none())
-            .map(|t| t.partitions().iter().map(|p| p.id()).collect())
-            .unwrap_or_default();
-        if partitions.is_empty() {
-            return Err(StorageError::TopicMissing(topic));
-        }
+        let partitions = super::topics::wait_for_partitions(&consumer, &topic)?;
         let mut tpl = TopicPartitionList::new();
         for p in &partitions {
             tpl.add_partition_offset(&topic, *p, Offset::Beginning)
@@ -374,11 +366,24 @@ impl Tailer {
         let client = self.watermark_client.as_ref().unwrap_or(&self.consumer);
         let mut ends = HashMap::new();
         for p in &self.partitions {
-            let (_low, high) = client
-                .fetch_watermarks(&self.topic, *p, METADATA_TIMEOUT)
-                .map_err(|e| {
-                    StorageError::kafka(format!("fetch end offsets of {}", self.topic), e)
-                })?;
+            // Leadership moves (e.g. right after topic creation or a broker restart) answer
+            // retriable errors; retry them until the deadline like Java's admin client does.
+            let deadline = std::time::Instant::now() + METADATA_TIMEOUT;
+            let high = loop {
+                match client.fetch_watermarks(&self.topic, *p, METADATA_TIMEOUT) {
+                    Ok((_low, high)) => break high,
+                    Err(e) if std::time::Instant::now() < deadline => {
+                        tracing::debug!(topic = %self.topic, partition = p, error = %e, "retrying end offset fetch");
+                        std::thread::sleep(RETRY_BACKOFF);
+                    }
+                    Err(e) => {
+                        return Err(StorageError::kafka(
+                            format!("fetch end offsets of {}", self.topic),
+                            e,
+                        ));
+                    }
+                }
+            };
             ends.insert(*p, high);
         }
         Ok(ends)

@@ -38,6 +38,9 @@ pub const OFFSET_STORAGE_TOPIC_PROP: &str = "offset.storage.topic";
 pub const STATUS_STORAGE_TOPIC_PROP: &str = "status.storage.topic";
 
 const ADMIN_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a just-created topic may take to appear in metadata and configs.
+const PROPAGATION_TIMEOUT: Duration = Duration::from_secs(10);
+const PROPAGATION_BACKOFF: Duration = Duration::from_millis(200);
 
 /// Which internal topic: decides the worker property named in errors and the purpose text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,6 +176,34 @@ async fn validate_topic(
             )));
         }
     }
+    // A just-created topic may not be visible to every broker yet: retry a missing answer
+    // for a short while before giving up on the check, as Java does when it cannot tell.
+    let deadline = tokio::time::Instant::now() + PROPAGATION_TIMEOUT;
+    let policy = loop {
+        match cleanup_policy(admin, name).await? {
+            Some(p) => break p,
+            None if tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(PROPAGATION_BACKOFF).await;
+            }
+            None => {
+                tracing::info!(topic = %name, "unable to read cleanup.policy of the topic; cannot verify it is compacted");
+                return Ok(());
+            }
+        }
+    };
+    if !is_only_compact(&policy) {
+        return Err(StorageError::InvalidTopic(cleanup_policy_message(
+            name, kind, &policy,
+        )));
+    }
+    Ok(())
+}
+
+/// The topic's `cleanup.policy`, `None` if the broker did not report it (yet), `Some("")` never.
+async fn cleanup_policy(
+    admin: &AdminClient<DefaultClientContext>,
+    name: &str,
+) -> Result<Option<String>, StorageError> {
     let opts = AdminOptions::new().request_timeout(Some(ADMIN_TIMEOUT));
     let described = admin
         .describe_configs([&ResourceSpecifier::Topic(name)], &opts)
@@ -184,8 +215,9 @@ async fn validate_topic(
             | RDKafkaErrorCode::ClusterAuthorizationFailed,
         ))) => {
             tracing::info!(topic = %name, "not permitted to describe topic configs; cannot verify cleanup.policy=compact");
-            return Ok(());
+            return Ok(Some(CLEANUP_POLICY_COMPACT.to_owned()));
         }
+        Ok(Some(Err(RDKafkaErrorCode::UnknownTopicOrPartition))) | Ok(None) => return Ok(None),
         Ok(Some(Err(code))) => {
             return Err(StorageError::kafka(
                 format!("describe configs of topic {name}"),
@@ -195,18 +227,11 @@ async fn validate_topic(
         Err(e) => {
             return Err(StorageError::kafka(format!("describe configs of topic {name}"), e));
         }
-        Ok(None) => return Ok(()),
     };
-    let policy = resource
+    Ok(resource
         .get(CLEANUP_POLICY)
         .and_then(|e| e.value.clone())
-        .unwrap_or_default();
-    if !is_only_compact(&policy) {
-        return Err(StorageError::InvalidTopic(cleanup_policy_message(
-            name, kind, &policy,
-        )));
-    }
-    Ok(())
+        .filter(|v| !v.is_empty()))
 }
 
 /// Java compares the *set* of policies with `{compact}`: `compact` (any case, any spacing) passes,
@@ -228,21 +253,37 @@ pub async fn partition_count(client: &ClientConfig, topic: &str) -> Result<usize
         let consumer: BaseConsumer = client
             .create()
             .map_err(|e| StorageError::kafka("create metadata client", e))?;
-        let md = consumer
-            .fetch_metadata(Some(&topic), ADMIN_TIMEOUT)
-            .map_err(|e| StorageError::kafka(format!("describe topic {topic}"), e))?;
-        let t = md
-            .topics()
-            .iter()
-            .find(|t| t.name() == topic)
-            .ok_or_else(|| StorageError::TopicMissing(topic.clone()))?;
-        if t.error().is_some() || t.partitions().is_empty() {
-            return Err(StorageError::TopicMissing(topic.clone()));
-        }
-        Ok(t.partitions().len())
+        wait_for_partitions(&consumer, &topic).map(|p| p.len())
     })
     .await
     .map_err(|e| StorageError::Io(format!("metadata task failed: {e}")))?
+}
+
+/// Partition ids of `topic`, retrying while a just-created topic propagates. Blocking.
+pub(crate) fn wait_for_partitions(
+    consumer: &BaseConsumer,
+    topic: &str,
+) -> Result<Vec<i32>, StorageError> {
+    let deadline = std::time::Instant::now() + PROPAGATION_TIMEOUT;
+    loop {
+        let md = consumer
+            .fetch_metadata(Some(topic), ADMIN_TIMEOUT)
+            .map_err(|e| StorageError::kafka(format!("describe topic {topic}"), e))?;
+        let partitions: Vec<i32> = md
+            .topics()
+            .iter()
+            .find(|t| t.name() == topic)
+            .filter(|t| t.error().is_none())
+            .map(|t| t.partitions().iter().map(|p| p.id()).collect())
+            .unwrap_or_default();
+        if !partitions.is_empty() {
+            return Ok(partitions);
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(StorageError::TopicMissing(topic.to_owned()));
+        }
+        std::thread::sleep(PROPAGATION_BACKOFF);
+    }
 }
 
 #[cfg(test)]
