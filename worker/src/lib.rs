@@ -3,6 +3,7 @@
 //! - [`config`]: worker properties (Java `.properties`, the keys of `connect-distributed.properties`)
 //! - [`cluster`]: group membership over Kafka's classic group APIs, protocol codecs, assignors
 //! - [`storage`]: the Kafka-backed log and the config, offset and status stores in Connect's formats
+//! - [`runtime`]: connector and task instances: the source and sink task runners
 //! - [`rest`]: the REST API (axum), one module per resource
 //! - [`version`]: what `GET /` reports
 //!
@@ -12,5 +13,6 @@
 pub mod cluster;
 pub mod config;
 pub mod rest;
+pub mod runtime;
 pub mod storage;
 pub mod version;

@@ -1,0 +1,112 @@
+//! Connector and task instances: what runs on this worker once the herder assigned it.
+//!
+//! - [`convert`]: the key/value/header converters of a connector (its overrides, else the worker's)
+//! - [`source`]: the at-least-once source task runner (poll -> convert -> produce -> offsets)
+//! - [`sink`]: the sink task runner (consume -> convert -> put -> pre_commit -> commit)
+//!
+//! Runners report through [`TaskStatusListener`] and persist source offsets through
+//! [`SourceOffsetBackend`]; the herder implements both on the status and offset stores.
+
+pub mod convert;
+pub mod sink;
+pub mod source;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use connect_api::connector::OffsetStorageReader;
+use connect_api::{SourceOffset, SourcePartition, Timer};
+
+/// `<connector>-<task>`, Connect's `ConnectorTaskId`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TaskKey {
+    pub connector: String,
+    pub task: u32,
+}
+
+impl fmt::Display for TaskKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-{}", self.connector, self.task)
+    }
+}
+
+/// What a runner reports about its task (Java's `TaskStatus.Listener`).
+pub trait TaskStatusListener: Send + Sync {
+    fn on_running(&self, id: &TaskKey);
+    fn on_paused(&self, id: &TaskKey);
+    /// The task failed; `trace` is the error chain shown as the status `trace`.
+    fn on_failure(&self, id: &TaskKey, trace: String);
+    /// The task stopped cleanly (rebalance, shutdown, stop).
+    fn on_shutdown(&self, id: &TaskKey);
+}
+
+/// Where source offsets live (the offsets topic), keyed by connector.
+#[async_trait]
+pub trait SourceOffsetBackend: Send + Sync {
+    async fn read(
+        &self,
+        connector: &str,
+        partitions: &[SourcePartition],
+    ) -> Result<Vec<(SourcePartition, Option<SourceOffset>)>, String>;
+
+    /// Returns once the offsets are durable (acknowledged by Kafka).
+    async fn write(
+        &self,
+        connector: &str,
+        offsets: Vec<(SourcePartition, Option<SourceOffset>)>,
+    ) -> Result<(), String>;
+}
+
+/// A task's [`OffsetStorageReader`], reading the connector's offsets from the backend.
+pub struct BackendOffsetReader {
+    pub connector: String,
+    pub backend: Arc<dyn SourceOffsetBackend>,
+}
+
+#[async_trait]
+impl OffsetStorageReader for BackendOffsetReader {
+    async fn offset(&self, partition: &SourcePartition) -> connect_api::Result<Option<SourceOffset>> {
+        Ok(self
+            .offsets(std::slice::from_ref(partition))
+            .await?
+            .into_iter()
+            .next()
+            .and_then(|(_, o)| o))
+    }
+
+    async fn offsets(
+        &self,
+        partitions: &[SourcePartition],
+    ) -> connect_api::Result<Vec<(SourcePartition, Option<SourceOffset>)>> {
+        self.backend.read(&self.connector, partitions).await.map_err(|e| {
+            connect_api::ConnectError::retriable(format!(
+                "failed to read offsets for connector \"{}\": {e}",
+                self.connector
+            ))
+        })
+    }
+}
+
+/// Connect's timers run on tokio here.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TokioTimer;
+
+impl Timer for TokioTimer {
+    fn sleep(&self, duration: Duration) -> connect_api::cancel::BoxFuture<'static, ()> {
+        Box::pin(tokio::time::sleep(duration))
+    }
+}
+
+/// The error chain of a failure, as Connect shows it in a status `trace`.
+pub fn error_trace(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        out.push_str("\nCaused by: ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}

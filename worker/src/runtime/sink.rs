@@ -1,0 +1,502 @@
+//! The sink task runner (Java's `WorkerSinkTask`).
+//!
+//! ```text
+//!   consumer group connect-<connector>
+//!     poll ──> convert ──> put(batch) ──> current offsets (last put offset + 1)
+//!     every offset.flush.interval.ms (or on request):
+//!        pre_commit(current) ──> commit what the task reported, for assigned partitions only
+//!     rebalance: revoked ──> pre_commit + commit + close(partitions)
+//!                assigned ──> open(partitions)
+//! ```
+//!
+//! Each sink task runs on its own blocking thread: librdkafka calls the rebalance callbacks
+//! from inside `poll`, and the task's `close`/`open` must finish before the partitions change
+//! hands. On a dedicated thread the callback can simply block on the async task methods.
+//!
+//! # Guarantees
+//!
+//! - Offsets are committed only as far as `pre_commit` reports, and only for partitions this
+//!   task still owns, so a record is never marked consumed before the task says it is durable.
+//! - Partitions leaving this task are committed and `close`d before the consumer gives them up.
+//! - Requests the task makes through its context (rewind, pause, resume, commit) are applied
+//!   between `put` calls, in the order made.
+//!
+//! # Errors
+//!
+//! A retriable `put` error redelivers the same batch after the context's timeout (or a backoff)
+//! until `errors.retry.timeout` runs out; any other `put` error, or a conversion error with
+//! `errors.tolerance=none`, fails the task (FAILED with the error chain as `trace`).
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use connect_api::config::{SinkConnectorConfig, ToleranceType};
+use connect_api::connector::{SinkOffsets, SinkTaskControl};
+use connect_api::record::TimestampType;
+use connect_api::{
+    CancellationToken, ConfigMap, ConnectError, SinkRecord, SinkTask, SinkTaskContext,
+    TopicPartition,
+};
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, Rebalance};
+use rdkafka::message::{BorrowedMessage, Headers as _, Message};
+use rdkafka::{ClientConfig, ClientContext, Offset, TopicPartitionList};
+use tokio::runtime::Handle;
+use tokio::sync::watch;
+
+use super::convert::{RecordConverters, conversion_error};
+use super::{TaskKey, TaskStatusListener, TokioTimer};
+
+/// Records handed to one `put` at most.
+const MAX_BATCH: usize = 500;
+const POLL_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// Everything the runner needs besides the task itself.
+pub struct SinkTaskRun {
+    pub id: TaskKey,
+    pub task_config: ConfigMap,
+    pub connector_config: SinkConnectorConfig,
+    pub offset_commit_interval: Duration,
+    pub converters: RecordConverters,
+    /// Bootstrap servers and `consumer.*` overrides; the runner sets group and commit keys.
+    pub consumer_config: ClientConfig,
+    pub status: Arc<dyn TaskStatusListener>,
+    pub cancel: CancellationToken,
+    pub paused: watch::Receiver<bool>,
+}
+
+/// The consumer group of a sink connector, as in Connect.
+pub fn sink_group_id(connector: &str) -> String {
+    format!("connect-{connector}")
+}
+
+/// What the task asked of its consumer, applied by the runner between `put`s.
+#[derive(Default)]
+struct Requests {
+    assignment: BTreeSet<TopicPartition>,
+    rewinds: Vec<(TopicPartition, i64)>,
+    pauses: Vec<TopicPartition>,
+    resumes: Vec<TopicPartition>,
+    commit: bool,
+    timeout: Option<Duration>,
+}
+
+#[derive(Default)]
+struct Control(Mutex<Requests>);
+
+impl Control {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Requests> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl SinkTaskControl for Control {
+    fn assignment(&self) -> Vec<TopicPartition> {
+        self.lock().assignment.iter().cloned().collect()
+    }
+    fn reset_offsets(&self, offsets: &[(TopicPartition, i64)]) {
+        self.lock().rewinds.extend_from_slice(offsets);
+    }
+    fn set_timeout(&self, timeout: Duration) {
+        self.lock().timeout = Some(timeout);
+    }
+    fn pause(&self, partitions: &[TopicPartition]) {
+        self.lock().pauses.extend_from_slice(partitions);
+    }
+    fn resume(&self, partitions: &[TopicPartition]) {
+        self.lock().resumes.extend_from_slice(partitions);
+    }
+    fn request_commit(&self) {
+        self.lock().commit = true;
+    }
+}
+
+/// State shared between the poll loop and the rebalance callbacks (same thread, so the
+/// mutexes never contend; they exist because the callbacks only get `&self`).
+struct Shared {
+    id: TaskKey,
+    rt: Handle,
+    task: Mutex<Box<dyn SinkTask>>,
+    current: Mutex<SinkOffsets>,
+    control: Arc<Control>,
+    /// The first error raised inside a rebalance callback; the loop fails the task with it.
+    failure: Mutex<Option<ConnectError>>,
+}
+
+impl Shared {
+    fn fail(&self, e: ConnectError) {
+        let mut f = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        if f.is_none() {
+            *f = Some(e);
+        }
+    }
+
+    fn with_task<T>(&self, f: impl AsyncFnOnce(&mut Box<dyn SinkTask>) -> T) -> T {
+        let mut task = self.task.lock().unwrap_or_else(|p| p.into_inner());
+        self.rt.block_on(f(&mut task))
+    }
+
+    /// `pre_commit` with the current offsets of `partitions` (all if `None`), then a
+    /// synchronous commit of what the task reported, restricted to those partitions.
+    fn commit(
+        &self,
+        consumer: &BaseConsumer<SinkContext>,
+        partitions: Option<&BTreeSet<TopicPartition>>,
+    ) -> Result<(), ConnectError> {
+        let current: SinkOffsets = {
+            let cur = self.current.lock().unwrap_or_else(|p| p.into_inner());
+            cur.iter()
+                .filter(|(tp, _)| partitions.is_none_or(|ps| ps.contains(*tp)))
+                .map(|(tp, o)| (tp.clone(), *o))
+                .collect()
+        };
+        if current.is_empty() {
+            return Ok(());
+        }
+        let reported = self.with_task(async |t| t.pre_commit(current.clone()).await)?;
+        let mut tpl = TopicPartitionList::new();
+        for (tp, offset) in &reported {
+            if current.contains_key(tp) {
+                tpl.add_partition_offset(&tp.topic, tp.partition, Offset::Offset(*offset))
+                    .map_err(|e| ConnectError::fatal(format!("bad offset for {tp:?}: {e}")))?;
+            }
+        }
+        if tpl.count() == 0 {
+            return Ok(());
+        }
+        consumer.commit(&tpl, CommitMode::Sync).map_err(|e| {
+            ConnectError::retriable(format!("failed to commit offsets for task {}: {e}", self.id))
+        })?;
+        tracing::debug!(task = %self.id, partitions = tpl.count(), "committed sink offsets");
+        Ok(())
+    }
+}
+
+struct SinkContext {
+    shared: Arc<Shared>,
+}
+
+impl ClientContext for SinkContext {}
+
+fn partitions_of(tpl: &TopicPartitionList) -> Vec<TopicPartition> {
+    tpl.elements().iter().map(|e| TopicPartition::new(e.topic(), e.partition())).collect()
+}
+
+impl ConsumerContext for SinkContext {
+    fn pre_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        let Rebalance::Revoke(tpl) = rebalance else { return };
+        let revoked: BTreeSet<TopicPartition> = partitions_of(tpl).into_iter().collect();
+        if revoked.is_empty() {
+            return;
+        }
+        let s = &self.shared;
+        tracing::info!(task = %s.id, partitions = ?revoked, "partitions revoked");
+        if let Err(e) = s.commit(consumer, Some(&revoked)) {
+            tracing::warn!(task = %s.id, error = %e, "failed to commit offsets of revoked partitions");
+        }
+        let list: Vec<_> = revoked.iter().cloned().collect();
+        if let Err(e) = s.with_task(async |t| t.close(&list).await) {
+            s.fail(e);
+        }
+        s.current.lock().unwrap_or_else(|p| p.into_inner()).retain(|tp, _| !revoked.contains(tp));
+        s.control.lock().assignment.retain(|tp| !revoked.contains(tp));
+    }
+
+    fn post_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        let Rebalance::Assign(tpl) = rebalance else { return };
+        let assigned = partitions_of(tpl);
+        if assigned.is_empty() {
+            return;
+        }
+        let s = &self.shared;
+        tracing::info!(task = %s.id, partitions = ?assigned, "partitions assigned");
+        s.control.lock().assignment.extend(assigned.iter().cloned());
+        if let Err(e) = s.with_task(async |t| t.open(&assigned).await) {
+            s.fail(e);
+        }
+    }
+}
+
+/// Runs a sink task on the current (blocking) thread until `run.cancel` fires or it fails.
+/// Always ends with the task closed and stopped and its status reported.
+pub fn run_sink_task(run: SinkTaskRun, task: Box<dyn SinkTask>, rt: Handle) {
+    let id = run.id.clone();
+    let status = run.status.clone();
+    let shared = Arc::new(Shared {
+        id: id.clone(),
+        rt,
+        task: Mutex::new(task),
+        current: Mutex::new(SinkOffsets::new()),
+        control: Arc::new(Control::default()),
+        failure: Mutex::new(None),
+    });
+    let outcome = execute(&run, &shared);
+    if let Err(e) = shared.with_task(async |t| t.stop().await) {
+        tracing::warn!(task = %id, error = %e, "sink task stop failed");
+    }
+    match outcome {
+        Ok(()) => {
+            tracing::info!(task = %id, "sink task stopped");
+            status.on_shutdown(&id);
+        }
+        Err(e) => {
+            tracing::error!(task = %id, error = %e, "sink task failed");
+            status.on_failure(&id, super::error_trace(&e));
+        }
+    }
+}
+
+fn execute(run: &SinkTaskRun, shared: &Arc<Shared>) -> Result<(), ConnectError> {
+    let mut cfg = run.consumer_config.clone();
+    cfg.set("group.id", sink_group_id(&run.id.connector))
+        .set("enable.auto.commit", "false")
+        .set("enable.auto.offset.store", "false")
+        .set("auto.offset.reset", "earliest")
+        .set("client.id", format!("connector-consumer-{}", run.id));
+    let consumer: BaseConsumer<SinkContext> = cfg
+        .create_with_context(SinkContext { shared: shared.clone() })
+        .map_err(|e| ConnectError::fatal(format!("failed to create consumer for task {}: {e}", run.id)))?;
+
+    let ctx = SinkTaskContext::new(
+        run.id.connector.clone(),
+        run.id.task,
+        shared.control.clone(),
+        Arc::new(TokioTimer),
+        run.cancel.clone(),
+    );
+    let config = run.task_config.clone();
+    shared.with_task(async |t| t.start(ctx, config).await)?;
+
+    let subscription: Vec<String> = match &run.connector_config.topics_regex {
+        // librdkafka treats a subscription starting with ^ as a regular expression.
+        Some(re) => vec![if re.starts_with('^') { re.clone() } else { format!("^{re}") }],
+        None => run.connector_config.topics.clone(),
+    };
+    let refs: Vec<&str> = subscription.iter().map(String::as_str).collect();
+    consumer
+        .subscribe(&refs)
+        .map_err(|e| ConnectError::fatal(format!("failed to subscribe to {subscription:?}: {e}")))?;
+    run.status.on_running(&run.id);
+    tracing::info!(task = %run.id, topics = ?subscription, "sink task started");
+
+    let result = poll_loop(run, shared, &consumer);
+    // Commit what the task made durable and close its partitions before leaving the group.
+    let assigned: BTreeSet<TopicPartition> = shared.control.lock().assignment.clone();
+    if result.is_ok() {
+        if let Err(e) = shared.commit(&consumer, None) {
+            tracing::warn!(task = %run.id, error = %e, "final offset commit failed");
+        }
+    }
+    let list: Vec<_> = assigned.into_iter().collect();
+    if let Err(e) = shared.with_task(async |t| t.close(&list).await) {
+        tracing::warn!(task = %run.id, error = %e, "sink task close failed");
+    }
+    consumer.unsubscribe();
+    result
+}
+
+fn poll_loop(
+    run: &SinkTaskRun,
+    shared: &Arc<Shared>,
+    consumer: &BaseConsumer<SinkContext>,
+) -> Result<(), ConnectError> {
+    let mut next_commit = Instant::now() + run.offset_commit_interval;
+    let mut paused = false;
+    while !run.cancel.is_cancelled() {
+        if let Some(e) = shared.failure.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            return Err(e);
+        }
+        apply_requests(run, shared, consumer, paused)?;
+
+        let want_pause = *run.paused.borrow();
+        if want_pause != paused {
+            set_all_paused(consumer, want_pause)?;
+            paused = want_pause;
+            if paused {
+                shared.commit(consumer, None)?;
+                run.status.on_paused(&run.id);
+            } else {
+                run.status.on_running(&run.id);
+            }
+        }
+
+        let commit_requested = std::mem::take(&mut shared.control.lock().commit);
+        if commit_requested || Instant::now() >= next_commit {
+            if let Err(e) = shared.commit(consumer, None) {
+                // Connect logs failed periodic commits and tries again at the next interval.
+                tracing::warn!(task = %run.id, error = %e, "offset commit failed; will retry");
+            }
+            next_commit = Instant::now() + run.offset_commit_interval;
+        }
+
+        let batch = poll_batch(run, consumer)?;
+        if batch.is_empty() {
+            continue;
+        }
+        let next: Vec<(TopicPartition, i64)> = batch
+            .iter()
+            .map(|r| (r.topic_partition(), r.kafka_offset + 1))
+            .collect();
+        put_with_retries(run, shared, batch)?;
+        let mut cur = shared.current.lock().unwrap_or_else(|p| p.into_inner());
+        let owned = shared.control.lock().assignment.clone();
+        for (tp, offset) in next {
+            // A partition revoked during this poll is no longer ours to track.
+            if owned.contains(&tp) {
+                cur.insert(tp, offset);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Polls up to `MAX_BATCH` records: blocks for the first, then takes what is already there.
+fn poll_batch(
+    run: &SinkTaskRun,
+    consumer: &BaseConsumer<SinkContext>,
+) -> Result<Vec<SinkRecord>, ConnectError> {
+    let mut batch = Vec::new();
+    let mut timeout = POLL_TIMEOUT;
+    while batch.len() < MAX_BATCH {
+        match consumer.poll(timeout) {
+            None => break,
+            Some(Err(e)) => {
+                tracing::warn!(task = %run.id, error = %e, "consumer error");
+                break;
+            }
+            Some(Ok(msg)) => {
+                if let Some(record) = convert(run, &msg)? {
+                    batch.push(record);
+                }
+            }
+        }
+        timeout = Duration::ZERO;
+    }
+    Ok(batch)
+}
+
+fn convert(run: &SinkTaskRun, msg: &BorrowedMessage<'_>) -> Result<Option<SinkRecord>, ConnectError> {
+    let topic = msg.topic();
+    let converted = (|| {
+        let key = run
+            .converters
+            .key_from_bytes(topic, msg.key())
+            .map_err(|e| conversion_error("key", topic, e))?;
+        let value = run
+            .converters
+            .value_from_bytes(topic, msg.payload())
+            .map_err(|e| conversion_error("value", topic, e))?;
+        let headers = match msg.headers() {
+            None => Default::default(),
+            Some(hs) => run
+                .converters
+                .headers_from_bytes(topic, hs.iter().map(|h| (h.key, h.value)))
+                .map_err(|e| conversion_error("headers", topic, e))?,
+        };
+        let mut record = SinkRecord::new(
+            topic,
+            msg.partition(),
+            msg.offset(),
+            key.schema,
+            key.value,
+            value.schema,
+            value.value,
+        );
+        record.headers = headers;
+        match msg.timestamp() {
+            rdkafka::Timestamp::CreateTime(t) => {
+                record = record.with_timestamp(t, TimestampType::CreateTime)
+            }
+            rdkafka::Timestamp::LogAppendTime(t) => {
+                record = record.with_timestamp(t, TimestampType::LogAppendTime)
+            }
+            rdkafka::Timestamp::NotAvailable => {}
+        }
+        Ok::<_, ConnectError>(record)
+    })();
+    match converted {
+        Ok(r) => Ok(Some(r)),
+        Err(e) if run.connector_config.common.errors_tolerance == ToleranceType::All => {
+            if run.connector_config.common.errors_log_enable {
+                tracing::error!(
+                    task = %run.id, error = %e, topic, partition = msg.partition(), offset = msg.offset(),
+                    "tolerated conversion error; record skipped"
+                );
+            }
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn put_with_retries(
+    run: &SinkTaskRun,
+    shared: &Arc<Shared>,
+    batch: Vec<SinkRecord>,
+) -> Result<(), ConnectError> {
+    let retry_timeout = run.connector_config.common.errors_retry_timeout_ms;
+    let started = Instant::now();
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        let records = batch.clone();
+        match shared.with_task(async |t| t.put(records).await) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.is_retriable() && !run.cancel.is_cancelled() => {
+                let elapsed = started.elapsed().as_millis() as i64;
+                // Connect's RetriableException from put is retried until the task stops; we
+                // bound it by errors.retry.timeout when that is set (-1 = forever).
+                if retry_timeout > 0 && elapsed > retry_timeout {
+                    return Err(e);
+                }
+                let wait = shared.control.lock().timeout.take().unwrap_or(backoff);
+                tracing::warn!(task = %run.id, error = %e, wait = ?wait, "retriable put error; redelivering the batch");
+                std::thread::sleep(wait);
+                backoff = (backoff * 2).min(run.connector_config.common.errors_retry_max_delay.max(Duration::from_millis(100)));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn tpl_of(partitions: &[TopicPartition]) -> TopicPartitionList {
+    let mut tpl = TopicPartitionList::new();
+    for tp in partitions {
+        tpl.add_partition(&tp.topic, tp.partition);
+    }
+    tpl
+}
+
+fn set_all_paused(consumer: &BaseConsumer<SinkContext>, pause: bool) -> Result<(), ConnectError> {
+    let assignment = consumer
+        .assignment()
+        .map_err(|e| ConnectError::retriable(format!("failed to read assignment: {e}")))?;
+    let r = if pause { consumer.pause(&assignment) } else { consumer.resume(&assignment) };
+    r.map_err(|e| ConnectError::retriable(format!("failed to pause/resume partitions: {e}")))
+}
+
+fn apply_requests(
+    run: &SinkTaskRun,
+    shared: &Arc<Shared>,
+    consumer: &BaseConsumer<SinkContext>,
+    all_paused: bool,
+) -> Result<(), ConnectError> {
+    let (rewinds, pauses, resumes) = {
+        let mut r = shared.control.lock();
+        (std::mem::take(&mut r.rewinds), std::mem::take(&mut r.pauses), std::mem::take(&mut r.resumes))
+    };
+    for (tp, offset) in rewinds {
+        consumer
+            .seek(&tp.topic, tp.partition, Offset::Offset(offset), Duration::from_secs(10))
+            .map_err(|e| ConnectError::retriable(format!("failed to rewind {tp:?} to {offset}: {e}")))?;
+        shared.current.lock().unwrap_or_else(|p| p.into_inner()).insert(tp, offset);
+    }
+    if !pauses.is_empty() {
+        consumer.pause(&tpl_of(&pauses)).map_err(|e| ConnectError::retriable(e.to_string()))?;
+    }
+    // While the connector is PAUSED, the task's own resumes wait for the connector to resume.
+    if !resumes.is_empty() && !all_paused {
+        consumer.resume(&tpl_of(&resumes)).map_err(|e| ConnectError::retriable(e.to_string()))?;
+    }
+    let _ = run;
+    Ok(())
+}

@@ -1,0 +1,389 @@
+//! The at-least-once source task runner (Java's `WorkerSourceTask`).
+//!
+//! ```text
+//!   poll() ──> convert ──> producer.send ──> in flight ──ack──> commit_record(record, metadata)
+//!                                   │
+//!   every offset.flush.interval.ms: │ wait for every in-flight record's ack, then
+//!                                   └─> write the latest source offset per partition ──> commit()
+//! ```
+//!
+//! # Guarantees
+//!
+//! - An offset is written only after every record sent before it was acknowledged by Kafka
+//!   (`acks=all`, idempotent producer), so a crash replays from the last written offset:
+//!   records may repeat, none is lost. Exactly-once runs in `exactly_once` instead.
+//! - `commit_record` is called once per record, in send order, after its ack; records dropped
+//!   by a tolerated conversion error get `commit_record(record, None)` and their offset still
+//!   counts as processed, as in Connect.
+//!
+//! # Errors
+//!
+//! A retriable `poll` error is logged and the poll retried after a short backoff. Any other
+//! `poll` error, a conversion error with `errors.tolerance=none`, a send or delivery error, or
+//! an offset write error fails the task: it is reported FAILED with the error chain as `trace`
+//! and `stop` is called. A failed task never writes offsets past what was acknowledged.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use connect_api::config::{ConnectorConfig, ToleranceType};
+use connect_api::connector::RecordMetadata;
+use connect_api::{
+    CancellationToken, ConfigMap, ConnectError, SourceOffset, SourcePartition, SourceRecord,
+    SourceTask, SourceTaskContext,
+};
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::message::{Header, OwnedHeaders};
+use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::convert::{RecordConverters, conversion_error};
+use super::{BackendOffsetReader, SourceOffsetBackend, TaskKey, TaskStatusListener, TokioTimer};
+
+/// Everything the runner needs besides the task itself.
+pub struct SourceTaskRun {
+    pub id: TaskKey,
+    pub task_config: ConfigMap,
+    pub connector_config: ConnectorConfig,
+    pub offset_flush_interval: Duration,
+    pub converters: RecordConverters,
+    pub producer: FutureProducer,
+    pub offsets: Arc<dyn SourceOffsetBackend>,
+    pub status: Arc<dyn TaskStatusListener>,
+    pub cancel: CancellationToken,
+    /// `true` while the connector's target state is PAUSED.
+    pub paused: watch::Receiver<bool>,
+}
+
+/// A converted record ready for the producer.
+pub(crate) struct ProducerRecord {
+    pub topic: String,
+    pub partition: Option<i32>,
+    pub key: Option<Vec<u8>>,
+    pub value: Option<Vec<u8>>,
+    pub headers: Vec<(String, Option<Vec<u8>>)>,
+    pub timestamp: Option<i64>,
+}
+
+/// Converts a source record; `Ok(None)` means it was dropped under `errors.tolerance=all`.
+pub(crate) fn convert_record(
+    converters: &RecordConverters,
+    config: &ConnectorConfig,
+    id: &TaskKey,
+    record: &SourceRecord,
+) -> Result<Option<ProducerRecord>, ConnectError> {
+    let topic = &record.topic;
+    let converted = (|| {
+        let key = converters
+            .key_to_bytes(topic, record.key_schema.as_ref(), &record.key)
+            .map_err(|e| conversion_error("key", topic, e))?;
+        let value = converters
+            .value_to_bytes(topic, record.value_schema.as_ref(), &record.value)
+            .map_err(|e| conversion_error("value", topic, e))?;
+        let headers = converters
+            .headers_to_bytes(topic, &record.headers)
+            .map_err(|e| conversion_error("headers", topic, e))?;
+        Ok::<_, ConnectError>(ProducerRecord {
+            topic: topic.clone(),
+            partition: record.kafka_partition,
+            key,
+            value,
+            headers,
+            timestamp: record.timestamp,
+        })
+    })();
+    match converted {
+        Ok(r) => Ok(Some(r)),
+        Err(e) if config.errors_tolerance == ToleranceType::All => {
+            if config.errors_log_enable {
+                if config.errors_log_include_messages {
+                    tracing::error!(task = %id, error = %e, record = ?record, "tolerated conversion error; record skipped");
+                } else {
+                    tracing::error!(task = %id, error = %e, "tolerated conversion error; record skipped");
+                }
+            }
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+impl ProducerRecord {
+    pub(crate) fn as_future_record(&self) -> FutureRecord<'_, [u8], [u8]> {
+        let mut fr: FutureRecord<'_, [u8], [u8]> = FutureRecord::to(&self.topic);
+        if let Some(k) = &self.key {
+            fr = fr.key(k.as_slice());
+        }
+        if let Some(v) = &self.value {
+            fr = fr.payload(v.as_slice());
+        }
+        if let Some(p) = self.partition {
+            fr = fr.partition(p);
+        }
+        if let Some(ts) = self.timestamp {
+            fr = fr.timestamp(ts);
+        }
+        if !self.headers.is_empty() {
+            let mut hs = OwnedHeaders::new_with_capacity(self.headers.len());
+            for (k, v) in &self.headers {
+                hs = hs.insert(Header { key: k, value: v.as_deref() });
+            }
+            fr = fr.headers(hs);
+        }
+        fr
+    }
+}
+
+/// Sends, waiting for room when librdkafka's queue is full rather than failing.
+pub(crate) async fn send_with_backpressure(
+    producer: &FutureProducer,
+    record: &ProducerRecord,
+    mut wait_for_room: impl AsyncFnMut() -> Result<(), ConnectError>,
+) -> Result<DeliveryFuture, ConnectError> {
+    loop {
+        match producer.send_result(record.as_future_record()) {
+            Ok(f) => return Ok(f),
+            Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), _)) => {
+                wait_for_room().await?;
+            }
+            Err((e, _)) => {
+                return Err(ConnectError::fatal(format!(
+                    "failed to send record to topic {}: {e}",
+                    record.topic
+                )));
+            }
+        }
+    }
+}
+
+/// Awaits one delivery and turns it into Connect's `RecordMetadata`.
+pub(crate) async fn await_delivery(
+    topic: &str,
+    fut: DeliveryFuture,
+) -> Result<RecordMetadata, ConnectError> {
+    delivery_result(topic, fut.await)
+}
+
+fn delivery_result(
+    topic: &str,
+    outcome: Result<rdkafka::producer::future_producer::OwnedDeliveryResult, futures::channel::oneshot::Canceled>,
+) -> Result<RecordMetadata, ConnectError> {
+    match outcome {
+        Ok(Ok(d)) => Ok(RecordMetadata {
+            topic: topic.to_owned(),
+            partition: d.partition,
+            offset: d.offset,
+            timestamp: d.timestamp.to_millis(),
+        }),
+        Ok(Err((e, _))) => Err(ConnectError::fatal(format!(
+            "failed to produce record to topic {topic}: {e}"
+        ))),
+        Err(_) => Err(ConnectError::fatal(format!(
+            "producer was closed before the record to topic {topic} was acknowledged"
+        ))),
+    }
+}
+
+/// Source partitions are JSON maps; this is their identity for "latest offset per partition".
+pub(crate) fn partition_key(p: &SourcePartition) -> String {
+    serde_json::to_string(p).unwrap_or_default()
+}
+
+struct InFlight {
+    record: SourceRecord,
+    delivery: Option<DeliveryFuture>,
+}
+
+struct Runner {
+    run: SourceTaskRun,
+    task: Box<dyn SourceTask>,
+    in_flight: VecDeque<InFlight>,
+    /// Latest offset per source partition among records sent since the last offset flush.
+    pending_offsets: BTreeMap<String, (SourcePartition, Option<SourceOffset>)>,
+}
+
+impl Runner {
+    /// Pops the oldest in-flight record, awaiting its ack, and calls `commit_record`.
+    async fn complete_oldest(&mut self) -> Result<(), ConnectError> {
+        let Some(entry) = self.in_flight.pop_front() else {
+            return Ok(());
+        };
+        let metadata = match entry.delivery {
+            Some(d) => Some(await_delivery(&entry.record.topic, d).await?),
+            None => None,
+        };
+        self.task.commit_record(&entry.record, metadata.as_ref())
+    }
+
+    /// Completes acked records from the front without waiting.
+    async fn complete_ready(&mut self) -> Result<(), ConnectError> {
+        while let Some(front) = self.in_flight.front_mut() {
+            let metadata = match &mut front.delivery {
+                None => None,
+                Some(d) => match futures::FutureExt::now_or_never(d) {
+                    None => break,
+                    Some(outcome) => Some(delivery_result(&front.record.topic, outcome)?),
+                },
+            };
+            let entry = self.in_flight.pop_front().expect("front exists");
+            self.task.commit_record(&entry.record, metadata.as_ref())?;
+        }
+        Ok(())
+    }
+
+    /// Waits for every in-flight record, then writes the pending offsets and calls `commit`.
+    async fn flush_offsets(&mut self) -> Result<(), ConnectError> {
+        while !self.in_flight.is_empty() {
+            self.complete_oldest().await?;
+        }
+        if self.pending_offsets.is_empty() {
+            return Ok(());
+        }
+        let offsets: Vec<_> = std::mem::take(&mut self.pending_offsets).into_values().collect();
+        let n = offsets.len();
+        self.run
+            .offsets
+            .write(&self.run.id.connector, offsets)
+            .await
+            .map_err(|e| {
+                ConnectError::fatal(format!("failed to commit offsets for task {}: {e}", self.run.id))
+            })?;
+        tracing::debug!(task = %self.run.id, partitions = n, "committed source offsets");
+        self.task.commit().await
+    }
+
+    async fn send_batch(&mut self, batch: Vec<SourceRecord>) -> Result<(), ConnectError> {
+        for record in batch {
+            let converted = convert_record(
+                &self.run.converters,
+                &self.run.connector_config,
+                &self.run.id,
+                &record,
+            )?;
+            let delivery = match converted {
+                None => None,
+                Some(pr) => {
+                    let producer = self.run.producer.clone();
+                    let fut = send_with_backpressure(&producer, &pr, async || {
+                        if self.in_flight.is_empty() {
+                            tokio::time::sleep(Duration::from_millis(10)).await;
+                            Ok(())
+                        } else {
+                            self.complete_oldest().await
+                        }
+                    })
+                    .await?;
+                    Some(fut)
+                }
+            };
+            self.pending_offsets.insert(
+                partition_key(&record.source_partition),
+                (record.source_partition.clone(), record.source_offset.clone()),
+            );
+            self.in_flight.push_back(InFlight { record, delivery });
+        }
+        self.complete_ready().await
+    }
+}
+
+/// Runs a source task until `run.cancel` fires or the task fails. Always ends with the task
+/// stopped and its status reported (UNASSIGNED on a clean stop, FAILED with a trace otherwise).
+pub async fn run_source_task(run: SourceTaskRun, task: Box<dyn SourceTask>) {
+    let id = run.id.clone();
+    let status = run.status.clone();
+    let mut runner = Runner {
+        run,
+        task,
+        in_flight: VecDeque::new(),
+        pending_offsets: BTreeMap::new(),
+    };
+    let outcome = runner.execute().await;
+    // Connect calls stop even after a failure, so the task can release its resources.
+    if let Err(e) = runner.task.stop().await {
+        tracing::warn!(task = %id, error = %e, "source task stop failed");
+    }
+    match outcome {
+        Ok(()) => {
+            tracing::info!(task = %id, "source task stopped");
+            status.on_shutdown(&id);
+        }
+        Err(e) => {
+            tracing::error!(task = %id, error = %e, "source task failed");
+            status.on_failure(&id, super::error_trace(&e));
+        }
+    }
+}
+
+impl Runner {
+    async fn execute(&mut self) -> Result<(), ConnectError> {
+        let ctx = SourceTaskContext::new(
+            self.run.id.connector.clone(),
+            self.run.id.task,
+            Arc::new(BackendOffsetReader {
+                connector: self.run.id.connector.clone(),
+                backend: self.run.offsets.clone(),
+            }),
+            Arc::new(TokioTimer),
+            self.run.cancel.clone(),
+        );
+        self.task.start(ctx, self.run.task_config.clone()).await?;
+        self.run.status.on_running(&self.run.id);
+        tracing::info!(task = %self.run.id, "source task started");
+
+        let interval = self.run.offset_flush_interval;
+        let mut next_flush = Instant::now() + interval;
+        let mut retry_backoff = Duration::from_millis(100);
+        while !self.run.cancel.is_cancelled() {
+            if *self.run.paused.borrow() {
+                self.pause().await?;
+                continue;
+            }
+            if Instant::now() >= next_flush {
+                self.flush_offsets().await?;
+                next_flush = Instant::now() + interval;
+            }
+            match self.task.poll().await {
+                Ok(batch) if batch.is_empty() => {
+                    self.complete_ready().await?;
+                    // An idle task: make sure pending offsets still get flushed on time
+                    // without spinning when the task returns empty batches immediately.
+                    tokio::select! {
+                        _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+                        _ = self.run.cancel.cancelled() => {}
+                    }
+                }
+                Ok(batch) => {
+                    retry_backoff = Duration::from_millis(100);
+                    self.send_batch(batch).await?;
+                }
+                Err(e) if e.is_retriable() => {
+                    tracing::warn!(task = %self.run.id, error = %e, backoff = ?retry_backoff, "retriable poll error; retrying");
+                    tokio::select! {
+                        _ = tokio::time::sleep(retry_backoff) => {}
+                        _ = self.run.cancel.cancelled() => {}
+                    }
+                    retry_backoff = (retry_backoff * 2).min(Duration::from_secs(10));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        // A clean stop commits what was acknowledged so the next owner resumes there.
+        self.flush_offsets().await
+    }
+
+    async fn pause(&mut self) -> Result<(), ConnectError> {
+        self.flush_offsets().await?;
+        self.run.status.on_paused(&self.run.id);
+        tracing::info!(task = %self.run.id, "source task paused");
+        let mut paused = self.run.paused.clone();
+        tokio::select! {
+            _ = paused.wait_for(|p| !*p) => {}
+            _ = self.run.cancel.cancelled() => return Ok(()),
+        }
+        self.run.status.on_running(&self.run.id);
+        tracing::info!(task = %self.run.id, "source task resumed");
+        Ok(())
+    }
+}
