@@ -22,6 +22,7 @@ struct Seen {
     member_id: String,
     is_leader: bool,
     leader_url: String,
+    protocol: Option<ConnectProtocolVersion>,
     fatal: Option<String>,
 }
 
@@ -31,14 +32,14 @@ struct SimWorker {
     seen: Arc<Mutex<Seen>>,
 }
 
-fn config(group: &str, name: &str) -> MembershipConfig {
+fn config(group: &str, name: &str, protocol: ConnectProtocolVersion) -> MembershipConfig {
     MembershipConfig {
         bootstrap_servers: bootstrap_servers(),
         group_id: group.to_owned(),
         session_timeout: Duration::from_millis(6_000),
         rebalance_timeout: Duration::from_millis(20_000),
         heartbeat_interval: Duration::from_millis(1_000),
-        protocol: ConnectProtocolVersion::Sessioned,
+        protocol,
         worker_url: format!("http://{name}:8083/"),
         scheduled_rebalance_max_delay: Duration::from_millis(3_000),
         client_id: format!("connect-{name}"),
@@ -50,7 +51,16 @@ fn start(
     name: &str,
     snapshot: watch::Receiver<Arc<ClusterConfigSnapshot>>,
 ) -> SimWorker {
-    let (handle, mut events) = spawn_member(config(group, name), snapshot);
+    start_with(group, name, snapshot, ConnectProtocolVersion::Sessioned)
+}
+
+fn start_with(
+    group: &str,
+    name: &str,
+    snapshot: watch::Receiver<Arc<ClusterConfigSnapshot>>,
+    protocol: ConnectProtocolVersion,
+) -> SimWorker {
+    let (handle, mut events) = spawn_member(config(group, name, protocol), snapshot);
     let handle = Arc::new(handle);
     let seen = Arc::new(Mutex::new(Seen::default()));
     let (h, s) = (handle.clone(), seen.clone());
@@ -63,6 +73,7 @@ fn start(
                     is_leader,
                     assignment,
                     leader_url,
+                    protocol,
                     ..
                 } => {
                     {
@@ -70,8 +81,14 @@ fn start(
                         seen.member_id = member_id;
                         seen.is_leader = is_leader;
                         seen.leader_url = leader_url;
-                        if !assignment.failed() {
+                        seen.protocol = Some(protocol);
+                        if assignment.failed() {
+                        } else if protocol.is_cooperative() {
                             seen.owned.apply(&assignment);
+                        } else {
+                            // Eager assignments are complete; everything was stopped at
+                            // RebalanceStarted.
+                            seen.owned = Work::from_assignment(&assignment);
                         }
                     }
                     if assignment.failed() || assignment.has_revocations() {
@@ -95,7 +112,10 @@ fn start(
 }
 
 fn snapshot_of(workers: &[&SimWorker]) -> Vec<Seen> {
-    workers.iter().map(|w| w.seen.lock().unwrap().clone()).collect()
+    workers
+        .iter()
+        .map(|w| w.seen.lock().unwrap().clone())
+        .collect()
 }
 
 /// Whether `seen` covers `configured` exactly once with task counts `want` (any order) and
@@ -113,7 +133,9 @@ fn settled(seen: &[Seen], configured: &Work, want: &[usize]) -> bool {
     counts.sort();
     let mut want = want.to_vec();
     want.sort();
-    all == *configured && n == configured.tasks.len() + configured.connectors.len() && counts == want
+    all == *configured
+        && n == configured.tasks.len() + configured.connectors.len()
+        && counts == want
 }
 
 async fn wait_for(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
@@ -148,7 +170,10 @@ async fn three_members_share_work_survive_a_crash_and_admit_a_fourth() {
     assert_eq!(seen.iter().filter(|s| s.is_leader).count(), 1, "one leader");
     let leader = seen.iter().find(|s| s.is_leader).unwrap();
     for s in &seen {
-        assert_eq!(s.leader_url, leader.leader_url, "everyone knows the leader's url");
+        assert_eq!(
+            s.leader_url, leader.leader_url,
+            "everyone knows the leader's url"
+        );
     }
     assert!(leader.leader_url.starts_with("http://"));
 
@@ -156,43 +181,89 @@ async fn three_members_share_work_survive_a_crash_and_admit_a_fourth() {
     // and the leader holds its work back for the scheduled rebalance delay.
     let (crashed, survivors): (Vec<&SimWorker>, Vec<&SimWorker>) = {
         let all = [&a, &b, &c];
-        let victim = all.iter().position(|w| !w.seen.lock().unwrap().is_leader).unwrap();
+        let victim = all
+            .iter()
+            .position(|w| !w.seen.lock().unwrap().is_leader)
+            .unwrap();
         let crashed = vec![all[victim]];
-        let rest = all.iter().enumerate().filter(|(i, _)| *i != victim).map(|(_, w)| *w).collect();
+        let rest = all
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != victim)
+            .map(|(_, w)| *w)
+            .collect();
         (crashed, rest)
     };
     crashed[0].handle.abort();
-    wait_for("3/3 over the two survivors", Duration::from_secs(60), || {
-        settled(&snapshot_of(&survivors), &configured, &[3, 3])
-    })
+    wait_for(
+        "3/3 over the two survivors",
+        Duration::from_secs(60),
+        || settled(&snapshot_of(&survivors), &configured, &[3, 3]),
+    )
     .await;
-    let before: Vec<Work> = snapshot_of(&survivors).into_iter().map(|s| s.owned).collect();
+    let before: Vec<Work> = snapshot_of(&survivors)
+        .into_iter()
+        .map(|s| s.owned)
+        .collect();
 
     // A fourth member takes a fair share; the survivors only give work away.
     let d = start(&group, "d", rx.clone());
     let all = [survivors[0], survivors[1], &d];
-    wait_for("2/2/2 after the fourth joins", Duration::from_secs(60), || {
-        settled(&snapshot_of(&all), &configured, &[2, 2, 2])
-    })
+    wait_for(
+        "2/2/2 after the fourth joins",
+        Duration::from_secs(60),
+        || settled(&snapshot_of(&all), &configured, &[2, 2, 2]),
+    )
     .await;
     let after = snapshot_of(&all);
     for (old, new) in before.iter().zip(&after) {
-        assert!(new.owned.tasks.is_subset(&old.tasks), "survivors only lose tasks");
+        assert!(
+            new.owned.tasks.is_subset(&old.tasks),
+            "survivors only lose tasks"
+        );
         assert!(new.owned.connectors.is_subset(&old.connectors));
     }
 
     // A graceful leave rebalances at once (no session timeout, and the leaver's work is
     // reassigned after the delay because its member left the group).
     d.handle.leave().await;
-    assert!(d.handle.is_finished() || {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        d.handle.is_finished()
-    });
-    wait_for("3/3 after the fourth leaves", Duration::from_secs(60), || {
-        settled(&snapshot_of(&survivors), &configured, &[3, 3])
-    })
+    assert!(
+        d.handle.is_finished() || {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            d.handle.is_finished()
+        }
+    );
+    wait_for(
+        "3/3 after the fourth leaves",
+        Duration::from_secs(60),
+        || settled(&snapshot_of(&survivors), &configured, &[3, 3]),
+    )
     .await;
     for w in survivors {
         w.handle.leave().await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_eager_member_downgrades_the_group_to_default() {
+    let group = connect_tests::unique("cluster-eager");
+    let snapshot = ClusterConfigSnapshot {
+        offset: 0,
+        connectors: BTreeMap::from([("x".to_string(), 3), ("y".to_string(), 1)]),
+    };
+    let configured = Work::configured(&snapshot);
+    let (_tx, rx) = watch::channel(Arc::new(snapshot));
+    let a = start_with(&group, "a", rx.clone(), ConnectProtocolVersion::Sessioned);
+    let b = start_with(&group, "b", rx.clone(), ConnectProtocolVersion::Eager);
+    wait_for("eager 2/2 tasks", Duration::from_secs(60), || {
+        let seen = snapshot_of(&[&a, &b]);
+        let connectors: Vec<usize> = seen.iter().map(|s| s.owned.connectors.len()).collect();
+        settled(&seen, &configured, &[2, 2]) && connectors == [1, 1]
+    })
+    .await;
+    for s in snapshot_of(&[&a, &b]) {
+        assert_eq!(s.protocol, Some(ConnectProtocolVersion::Eager));
+    }
+    a.handle.leave().await;
+    b.handle.leave().await;
 }

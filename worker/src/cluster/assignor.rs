@@ -53,14 +53,22 @@ impl Work {
 
     fn minus(&self, other: &Work) -> Work {
         Work {
-            connectors: self.connectors.difference(&other.connectors).cloned().collect(),
+            connectors: self
+                .connectors
+                .difference(&other.connectors)
+                .cloned()
+                .collect(),
             tasks: self.tasks.difference(&other.tasks).cloned().collect(),
         }
     }
 
     fn intersect(&self, other: &Work) -> Work {
         Work {
-            connectors: self.connectors.intersection(&other.connectors).cloned().collect(),
+            connectors: self
+                .connectors
+                .intersection(&other.connectors)
+                .cloned()
+                .collect(),
             tasks: self.tasks.intersection(&other.tasks).cloned().collect(),
         }
     }
@@ -157,7 +165,11 @@ pub fn assign(
         config_offset: ctx.snapshot.offset,
         ..Default::default()
     };
-    let max_offset = members.iter().map(|m| m.config_offset).max().unwrap_or(i64::MIN);
+    let max_offset = members
+        .iter()
+        .map(|m| m.config_offset)
+        .max()
+        .unwrap_or(i64::MIN);
     if max_offset > ctx.snapshot.offset {
         // Assigning from a stale snapshot could start deleted connectors or miss new ones.
         return members
@@ -219,7 +231,8 @@ fn incremental(
     for m in members {
         active.extend(&m.owned);
     }
-    if state.previous_generation.is_none() || state.previous_generation != ctx.last_completed_generation
+    if state.previous_generation.is_none()
+        || state.previous_generation != ctx.last_completed_generation
     {
         // Someone else led the last round (or we never did): the members' allocations are the
         // only truth, and nothing can be known to be lost.
@@ -233,8 +246,10 @@ fn incremental(
         .iter()
         .map(|m| (m.member_id.clone(), m.owned.clone()))
         .collect();
-    let mut revoked: BTreeMap<String, Work> =
-        member_ids.iter().map(|id| (id.clone(), Work::default())).collect();
+    let mut revoked: BTreeMap<String, Work> = member_ids
+        .iter()
+        .map(|id| (id.clone(), Work::default()))
+        .collect();
     let mut assigned = revoked.clone();
 
     // Deleted work: configured no more, stop it wherever it runs.
@@ -256,7 +271,8 @@ fn incremental(
 
     let lost = state.previous_assignment.minus(&active).minus(&deleted);
     let mut created = configured.minus(&state.previous_assignment).minus(&active);
-    let (to_candidates, delay_ms) = handle_lost(ctx, state, &member_ids, &owned, lost.clone(), &mut created);
+    let (to_candidates, delay_ms) =
+        handle_lost(ctx, state, &member_ids, &owned, lost.clone(), &mut created);
     let held_back = if delay_ms > 0 { lost } else { Work::default() };
 
     let mut delay_ms = delay_ms;
@@ -280,11 +296,19 @@ fn incremental(
         let mut cycle = candidates.iter().cycle();
         for c in &for_candidates.connectors {
             let id = cycle.next().expect("non-empty candidates");
-            assigned.get_mut(id).expect("member").connectors.insert(c.clone());
+            assigned
+                .get_mut(id)
+                .expect("member")
+                .connectors
+                .insert(c.clone());
         }
         for t in &for_candidates.tasks {
             let id = cycle.next().expect("non-empty candidates");
-            assigned.get_mut(id).expect("member").tasks.insert(t.clone());
+            assigned
+                .get_mut(id)
+                .expect("member")
+                .tasks
+                .insert(t.clone());
         }
         for (id, w) in &assigned {
             owned.get_mut(id).expect("member").extend(w);
@@ -293,13 +317,25 @@ fn incremental(
     // Created work to the least loaded, connectors and tasks counted separately.
     for c in &created.connectors {
         let id = least_loaded(&owned, |w| w.connectors.len());
-        owned.get_mut(&id).expect("member").connectors.insert(c.clone());
-        assigned.get_mut(&id).expect("member").connectors.insert(c.clone());
+        owned
+            .get_mut(&id)
+            .expect("member")
+            .connectors
+            .insert(c.clone());
+        assigned
+            .get_mut(&id)
+            .expect("member")
+            .connectors
+            .insert(c.clone());
     }
     for t in &created.tasks {
         let id = least_loaded(&owned, |w| w.tasks.len());
         owned.get_mut(&id).expect("member").tasks.insert(t.clone());
-        assigned.get_mut(&id).expect("member").tasks.insert(t.clone());
+        assigned
+            .get_mut(&id)
+            .expect("member")
+            .tasks
+            .insert(t.clone());
     }
 
     let any_revocation = revoked.values().any(|w| !w.is_empty());
@@ -431,9 +467,14 @@ fn backoff(ctx: &AssignContext<'_>, state: &mut IncrementalState) -> Option<u64>
 
 /// Revocations that bring connectors and tasks (separately) to within one of each other:
 /// `min = total / n`, at most `total % n` members (the most loaded) keep `min + 1`.
-fn balance_revocations(configured: &Work, owned: &BTreeMap<String, Work>) -> BTreeMap<String, Work> {
-    let mut out: BTreeMap<String, Work> =
-        owned.keys().map(|id| (id.clone(), Work::default())).collect();
+fn balance_revocations(
+    configured: &Work,
+    owned: &BTreeMap<String, Work>,
+) -> BTreeMap<String, Work> {
+    let mut out: BTreeMap<String, Work> = owned
+        .keys()
+        .map(|id| (id.clone(), Work::default()))
+        .collect();
     let n = owned.len();
     if n == 0 {
         return out;
@@ -443,7 +484,8 @@ fn balance_revocations(configured: &Work, owned: &BTreeMap<String, Work>) -> BTr
     for (id, w) in owned {
         let excess = w.connectors.len().saturating_sub(conn_targets[id]);
         let o = out.get_mut(id).expect("member");
-        o.connectors.extend(w.connectors.iter().rev().take(excess).cloned());
+        o.connectors
+            .extend(w.connectors.iter().rev().take(excess).cloned());
         let excess = w.tasks.len().saturating_sub(task_targets[id]);
         o.tasks.extend(w.tasks.iter().rev().take(excess).cloned());
     }

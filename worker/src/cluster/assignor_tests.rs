@@ -19,9 +19,15 @@ impl Sim {
         Sim {
             snapshot: ClusterConfigSnapshot {
                 offset: 10,
-                connectors: connectors.iter().map(|(c, n)| (c.to_string(), *n)).collect(),
+                connectors: connectors
+                    .iter()
+                    .map(|(c, n)| (c.to_string(), *n))
+                    .collect(),
             },
-            owned: members.iter().map(|m| (m.to_string(), Work::default())).collect(),
+            owned: members
+                .iter()
+                .map(|m| (m.to_string(), Work::default()))
+                .collect(),
             state: IncrementalState::default(),
             generation: 0,
             now_ms: 1_000,
@@ -87,10 +93,7 @@ impl Sim {
             configured.tasks.len() + configured.connectors.len(),
             "no item twice"
         );
-        for load in [
-            |w: &Work| w.tasks.len(),
-            |w: &Work| w.connectors.len(),
-        ] {
+        for load in [|w: &Work| w.tasks.len(), |w: &Work| w.connectors.len()] {
             let loads: Vec<usize> = self.owned.values().map(load).collect();
             let (min, max) = (loads.iter().min().unwrap(), loads.iter().max().unwrap());
             assert!(max - min <= 1, "unbalanced {loads:?}");
@@ -118,7 +121,10 @@ fn joiner_takes_fair_share_in_two_rounds() {
     sim.owned.insert("d".into(), Work::default());
     let first = sim.round().clone();
     assert!(first.values().any(|a| a.has_revocations()));
-    assert!(first["d"].tasks.is_empty(), "revoked work is not reassigned in the same round");
+    assert!(
+        first["d"].tasks.is_empty(),
+        "revoked work is not reassigned in the same round"
+    );
     sim.settle();
     sim.assert_balanced_and_complete();
     for (id, w) in &before {
@@ -134,14 +140,20 @@ fn departed_member_work_held_back_until_delay_then_reassigned() {
     let lost = sim.owned.remove("c").unwrap();
     let out = sim.round().clone();
     assert_eq!(out["a"].delay, 10_000);
-    assert!(out.values().all(|a| a.tasks.is_empty()), "lost work held back");
+    assert!(
+        out.values().all(|a| a.tasks.is_empty()),
+        "lost work held back"
+    );
     sim.now_ms += 4_000;
     let out = sim.round().clone();
     assert_eq!(out["a"].delay, 6_000);
     sim.now_ms += 6_000;
     let out = sim.round().clone();
     assert!(out.values().all(|a| a.delay == 0));
-    let reassigned: usize = out.values().map(|a| a.tasks.len() + a.connectors.len()).sum();
+    let reassigned: usize = out
+        .values()
+        .map(|a| a.tasks.len() + a.connectors.len())
+        .sum();
     assert_eq!(reassigned, lost.tasks.len() + lost.connectors.len());
     sim.settle();
     sim.assert_balanced_and_complete();
@@ -159,7 +171,10 @@ fn returning_member_gets_its_share_back_within_delay() {
     assert!(out["c2"].tasks.is_empty() && out["a"].delay == 9_000);
     sim.now_ms += 9_000;
     let out = sim.round().clone();
-    assert_eq!(out["c2"].tasks, lost.tasks, "the empty candidate takes the lost work");
+    assert_eq!(
+        out["c2"].tasks, lost.tasks,
+        "the empty candidate takes the lost work"
+    );
     sim.settle();
     sim.assert_balanced_and_complete();
 }

@@ -10,10 +10,10 @@ use std::time::Duration;
 use bytes::{Buf, Bytes, BytesMut};
 use kafka_protocol::messages::{
     ApiKey, ApiVersionsRequest, ApiVersionsResponse, FindCoordinatorRequest, GroupId,
-    HeartbeatRequest, JoinGroupRequest, JoinGroupResponse,
-    LeaveGroupRequest, RequestHeader, ResponseHeader, SyncGroupRequest,
-    SyncGroupResponse, join_group_request::JoinGroupRequestProtocol,
-    leave_group_request::MemberIdentity, sync_group_request::SyncGroupRequestAssignment,
+    HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, RequestHeader,
+    ResponseHeader, SyncGroupRequest, SyncGroupResponse,
+    join_group_request::JoinGroupRequestProtocol, leave_group_request::MemberIdentity,
+    sync_group_request::SyncGroupRequestAssignment,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Request, StrBytes};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -113,7 +113,11 @@ pub struct Connection {
 
 impl Connection {
     /// Connects and negotiates versions with ApiVersions.
-    pub async fn connect(broker: &str, client_id: &str, timeout: Duration) -> Result<Self, ClientError> {
+    pub async fn connect(
+        broker: &str,
+        client_id: &str,
+        timeout: Duration,
+    ) -> Result<Self, ClientError> {
         let stream = tokio::time::timeout(timeout, TcpStream::connect(broker))
             .await
             .map_err(|_| ClientError::Timeout {
@@ -144,9 +148,9 @@ impl Connection {
         }
         for &(api, min, max) in WANTED {
             let theirs = resp.api_keys.iter().find(|k| k.api_key == api as i16);
-            let v = theirs.map(|k| k.max_version.min(max)).filter(|&v| {
-                v >= min && theirs.is_some_and(|k| k.min_version <= v)
-            });
+            let v = theirs
+                .map(|k| k.max_version.min(max))
+                .filter(|&v| v >= min && theirs.is_some_and(|k| k.min_version <= v));
             match v {
                 Some(v) => {
                     conn.versions.insert(api as i16, v);
@@ -186,7 +190,11 @@ impl Connection {
             .map_err(|_| ClientError::Timeout { broker, timeout })?
     }
 
-    async fn send_inner<R: Request>(&mut self, req: &R, version: i16) -> Result<R::Response, ClientError> {
+    async fn send_inner<R: Request>(
+        &mut self,
+        req: &R,
+        version: i16,
+    ) -> Result<R::Response, ClientError> {
         let proto = |reason: String| ClientError::Protocol {
             broker: self.broker.clone(),
             reason,
@@ -258,7 +266,12 @@ pub struct JoinResult {
 }
 
 impl GroupClient {
-    pub fn new(bootstrap_servers: &str, client_id: &str, group_id: &str, request_timeout: Duration) -> Self {
+    pub fn new(
+        bootstrap_servers: &str,
+        client_id: &str,
+        group_id: &str,
+        request_timeout: Duration,
+    ) -> Self {
         GroupClient {
             bootstrap: bootstrap_servers
                 .split(',')
@@ -316,10 +329,13 @@ impl GroupClient {
         }
         let resp = conn.send(&req, version, self.request_timeout).await?;
         let (code, host, port) = if version >= 4 {
-            let c = resp.coordinators.first().ok_or_else(|| ClientError::Protocol {
-                broker: broker.to_owned(),
-                reason: "FindCoordinator returned no coordinator".into(),
-            })?;
+            let c = resp
+                .coordinators
+                .first()
+                .ok_or_else(|| ClientError::Protocol {
+                    broker: broker.to_owned(),
+                    reason: "FindCoordinator returned no coordinator".into(),
+                })?;
             (c.error_code, c.host.to_string(), c.port)
         } else {
             (resp.error_code, resp.host.to_string(), resp.port)
@@ -340,7 +356,9 @@ impl GroupClient {
     fn check<T>(&mut self, r: Result<T, ClientError>) -> Result<T, ClientError> {
         if matches!(
             r,
-            Err(ClientError::Io { .. } | ClientError::Timeout { .. } | ClientError::Protocol { .. })
+            Err(ClientError::Io { .. }
+                | ClientError::Timeout { .. }
+                | ClientError::Protocol { .. })
         ) {
             self.coordinator = None;
         }
@@ -430,7 +448,11 @@ impl GroupClient {
     }
 
     /// Heartbeat; returns the error code.
-    pub async fn heartbeat(&mut self, generation_id: i32, member_id: &str) -> Result<i16, ClientError> {
+    pub async fn heartbeat(
+        &mut self,
+        generation_id: i32,
+        member_id: &str,
+    ) -> Result<i16, ClientError> {
         let group_id = self.group_id.clone();
         let timeout = self.request_timeout;
         let r = async {
@@ -463,7 +485,11 @@ impl GroupClient {
             }
             req.members = vec![m];
             let resp = conn.send(&req, version, timeout).await?;
-            let member_code = resp.members.first().map(|m| m.error_code).unwrap_or(codes::NONE);
+            let member_code = resp
+                .members
+                .first()
+                .map(|m| m.error_code)
+                .unwrap_or(codes::NONE);
             Ok(if resp.error_code != codes::NONE {
                 resp.error_code
             } else {

@@ -10,7 +10,9 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::assignor::{self, AssignContext, ClusterConfigSnapshot, IncrementalState, MemberInfo, Work};
+use super::assignor::{
+    self, AssignContext, ClusterConfigSnapshot, IncrementalState, MemberInfo, Work,
+};
 use super::client::{ClientError, GroupClient, JoinResult, codes};
 use super::protocol::{ConnectProtocolVersion, ExtendedAssignment, WorkerMetadata};
 
@@ -122,6 +124,7 @@ pub fn spawn_member(
         last_assignment: None,
         leader_state: IncrementalState::default(),
         started: Instant::now(),
+        last_heartbeat_ok: Instant::now(),
     };
     let task = tokio::spawn(member.run(cmd_rx));
     (
@@ -146,6 +149,8 @@ struct Member {
     last_assignment: Option<ExtendedAssignment>,
     leader_state: IncrementalState,
     started: Instant,
+    /// When the coordinator last acknowledged us (heartbeat or completed sync).
+    last_heartbeat_ok: Instant,
 }
 
 /// Why a join attempt ended without an assignment.
@@ -222,7 +227,11 @@ impl Member {
                             }
                             return;
                         }
-                        backoff = (backoff * 2).min(self.config.heartbeat_interval.max(Duration::from_millis(200)));
+                        backoff = (backoff * 2).min(
+                            self.config
+                                .heartbeat_interval
+                                .max(Duration::from_millis(200)),
+                        );
                         continue;
                     }
                 }
@@ -249,29 +258,37 @@ impl Member {
 
     /// One heartbeat; returns whether the member must rejoin.
     async fn heartbeat(&mut self) -> bool {
-        match self.client.heartbeat(self.generation, &self.member_id).await {
-            Ok(codes::NONE) => false,
-            Ok(codes::REBALANCE_IN_PROGRESS) => true,
+        let failure = match self
+            .client
+            .heartbeat(self.generation, &self.member_id)
+            .await
+        {
+            Ok(codes::NONE) => {
+                self.last_heartbeat_ok = Instant::now();
+                return false;
+            }
+            Ok(codes::REBALANCE_IN_PROGRESS) => return true,
             Ok(code @ (codes::UNKNOWN_MEMBER_ID | codes::ILLEGAL_GENERATION)) => {
                 tracing::warn!(group = %self.config.group_id, member = %self.member_id, code, "lost group membership");
                 self.lose_membership(code == codes::UNKNOWN_MEMBER_ID).await;
-                true
+                return true;
             }
             Ok(code) if codes::needs_rediscovery(code) => {
                 self.client.mark_coordinator_unknown();
-                false
+                format!("coordinator moved (error code {code})")
             }
-            Ok(code) => {
-                tracing::warn!(group = %self.config.group_id, code, "heartbeat failed");
-                false
-            }
-            Err(e) => {
-                // Transport trouble: the next heartbeat rediscovers the coordinator; if that
-                // takes longer than the session the coordinator answers UNKNOWN_MEMBER_ID.
-                tracing::warn!(group = %self.config.group_id, error = %e, "heartbeat failed");
-                false
-            }
+            Ok(code) => format!("error code {code}"),
+            // Transport trouble: the next heartbeat looks the coordinator up again.
+            Err(e) => e.to_string(),
+        };
+        tracing::warn!(group = %self.config.group_id, error = %failure, "heartbeat failed");
+        if self.last_heartbeat_ok.elapsed() > self.config.session_timeout {
+            // The coordinator has expelled us by now and others may own our work: stop it
+            // rather than risk two members running the same task.
+            self.lose_membership(false).await;
+            return true;
         }
+        false
     }
 
     async fn lose_membership(&mut self, forget_member_id: bool) {
@@ -294,7 +311,9 @@ impl Member {
                 tracing::info!(group = %self.config.group_id, member = %self.member_id, "left the group")
             }
             Ok(code) => tracing::warn!(group = %self.config.group_id, code, "leave group failed"),
-            Err(e) => tracing::warn!(group = %self.config.group_id, error = %e, "leave group failed"),
+            Err(e) => {
+                tracing::warn!(group = %self.config.group_id, error = %e, "leave group failed")
+            }
         }
     }
 
@@ -304,16 +323,19 @@ impl Member {
             .offered()
             .iter()
             .map(|p| {
-                let allocation = self.last_assignment.as_ref().map(|last| ExtendedAssignment {
-                    version: p.version(),
-                    error: 0,
-                    leader: last.leader.clone(),
-                    leader_url: last.leader_url.clone(),
-                    config_offset: last.config_offset,
-                    connectors: self.owned.connectors.clone(),
-                    tasks: self.owned.tasks.clone(),
-                    ..Default::default()
-                });
+                let allocation = self
+                    .last_assignment
+                    .as_ref()
+                    .map(|last| ExtendedAssignment {
+                        version: p.version(),
+                        error: 0,
+                        leader: last.leader.clone(),
+                        leader_url: last.leader_url.clone(),
+                        config_offset: last.config_offset,
+                        connectors: self.owned.connectors.clone(),
+                        tasks: self.owned.tasks.clone(),
+                        ..Default::default()
+                    });
                 let m = WorkerMetadata {
                     version: p.version(),
                     url: self.config.worker_url.clone(),
@@ -408,12 +430,15 @@ impl Member {
                     continue;
                 }
                 code if codes::is_fatal(code) => {
-                    return Err(JoinError::Fatal(format!("SyncGroup failed with error code {code}")));
+                    return Err(JoinError::Fatal(format!(
+                        "SyncGroup failed with error code {code}"
+                    )));
                 }
                 code => return Err(JoinError::Retry(format!("SyncGroup error code {code}"))),
             }
-            let assignment = ExtendedAssignment::decode(&blob)
-                .map_err(|e| JoinError::Retry(format!("undecodable assignment from the leader: {e}")))?;
+            let assignment = ExtendedAssignment::decode(&blob).map_err(|e| {
+                JoinError::Retry(format!("undecodable assignment from the leader: {e}"))
+            })?;
             if !assignment.failed() {
                 if protocol.is_cooperative() {
                     self.owned.apply(&assignment);
@@ -423,6 +448,7 @@ impl Member {
                 self.last_completed_generation = Some(self.generation);
                 self.last_assignment = Some(assignment.clone());
             }
+            self.last_heartbeat_ok = Instant::now();
             tracing::info!(
                 group = %self.config.group_id, member = %self.member_id, generation = self.generation,
                 is_leader, error = assignment.error, connectors = ?assignment.connectors,
@@ -447,7 +473,11 @@ impl Member {
     }
 
     /// The leader's part: decode every member's metadata and run the assignor.
-    fn lead(&mut self, join: &JoinResult, protocol: ConnectProtocolVersion) -> Vec<(String, Bytes)> {
+    fn lead(
+        &mut self,
+        join: &JoinResult,
+        protocol: ConnectProtocolVersion,
+    ) -> Vec<(String, Bytes)> {
         let members: Vec<MemberInfo> = join
             .members
             .iter()
@@ -456,7 +486,11 @@ impl Member {
                     member_id: id.clone(),
                     url: m.url,
                     config_offset: m.config_offset,
-                    owned: m.allocation.as_ref().map(Work::from_assignment).unwrap_or_default(),
+                    owned: m
+                        .allocation
+                        .as_ref()
+                        .map(Work::from_assignment)
+                        .unwrap_or_default(),
                 },
                 Err(e) => {
                     tracing::warn!(member = %id, error = %e, "undecodable member metadata");

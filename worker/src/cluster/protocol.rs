@@ -155,7 +155,9 @@ impl WorkerMetadata {
     pub fn decode(mut buf: &[u8]) -> Result<Self, ProtocolError> {
         let version = get_i16(&mut buf)?;
         if version < 0 {
-            return Err(ProtocolError(format!("negative metadata version {version}")));
+            return Err(ProtocolError(format!(
+                "negative metadata version {version}"
+            )));
         }
         let url = get_string(&mut buf)?;
         let config_offset = get_i64(&mut buf)?;
@@ -263,7 +265,11 @@ fn put_string(b: &mut BytesMut, s: &str) {
 }
 
 /// Groups connectors and tasks by connector name: `-1` first (the connector), then task ids.
-fn put_connector_array(b: &mut BytesMut, connectors: &BTreeSet<String>, tasks: &BTreeSet<ConnectorTaskId>) {
+fn put_connector_array(
+    b: &mut BytesMut,
+    connectors: &BTreeSet<String>,
+    tasks: &BTreeSet<ConnectorTaskId>,
+) {
     let mut by_connector: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
     for c in connectors {
         by_connector.entry(c).or_default().push(CONNECTOR_TASK);
@@ -338,7 +344,9 @@ fn take<'a>(buf: &mut &'a [u8], n: usize) -> Result<&'a [u8], ProtocolError> {
 fn get_string(buf: &mut &[u8]) -> Result<String, ProtocolError> {
     let len = get_i16(buf)?;
     if len < 0 {
-        return Err(ProtocolError("null string where a string is required".into()));
+        return Err(ProtocolError(
+            "null string where a string is required".into(),
+        ));
     }
     let raw = take(buf, len as usize)?;
     String::from_utf8(raw.to_vec()).map_err(|e| ProtocolError(format!("invalid utf-8: {e}")))
@@ -372,7 +380,9 @@ mod tests {
             config_offset: -1,
             allocation: None,
         };
-        let want = [0, 1, 0, 1, b'u', 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255];
+        let want = [
+            0, 1, 0, 1, b'u', 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+        ];
         assert_eq!(m.encode().as_ref(), &want);
         assert_eq!(WorkerMetadata::decode(&want).unwrap(), m);
     }
@@ -419,7 +429,9 @@ mod tests {
     #[test]
     fn null_arrays_and_truncation() {
         // V1 with a null assignment array and nothing after it.
-        let blob = [0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 255, 255];
+        let blob = [
+            0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 255, 255,
+        ];
         let a = ExtendedAssignment::decode(&blob).unwrap();
         assert!(a.connectors.is_empty() && a.tasks.is_empty());
         assert!(ExtendedAssignment::decode(&blob[..10]).is_err());
