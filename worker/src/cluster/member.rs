@@ -176,41 +176,47 @@ impl Member {
         let mut backoff = Duration::from_millis(100);
         loop {
             if need_join {
-                let joined = tokio::select! {
-                    r = self.join_and_sync() => Some(r),
-                    cmd = commands.recv() => match cmd {
-                        Some(Command::Rejoin) => None, // already joining
-                        Some(Command::Leave(done)) => {
-                            // The join's connection may hold a half-read response.
-                            self.client.mark_coordinator_unknown();
-                            self.leave().await;
+                // A rejoin request during a join is remembered, not acted on: dropping an
+                // in-flight JoinGroup would leave its connection mid-response.
+                let mut rejoin_again = false;
+                let joined = {
+                    let join = self.join_and_sync();
+                    tokio::pin!(join);
+                    loop {
+                        tokio::select! {
+                            r = &mut join => break Ok(r),
+                            cmd = commands.recv() => match cmd {
+                                Some(Command::Rejoin) => rejoin_again = true,
+                                Some(Command::Leave(done)) => break Err(Some(done)),
+                                None => break Err(None),
+                            },
+                        }
+                    }
+                };
+                let joined = match joined {
+                    Ok(r) => r,
+                    Err(done) => {
+                        // The join's connection may hold a half-read response.
+                        self.client.mark_coordinator_unknown();
+                        self.leave().await;
+                        if let Some(done) = done {
                             let _ = done.send(());
-                            return;
                         }
-                        None => {
-                            self.client.mark_coordinator_unknown();
-                            self.leave().await;
-                            return;
-                        }
-                    },
+                        return;
+                    }
                 };
                 match joined {
-                    // A rejoin request raced the join: the join future was dropped, so the
-                    // connection may be mid-response; start over.
-                    None => {
-                        self.client.mark_coordinator_unknown();
-                        continue;
-                    }
+                    Ok(()) if rejoin_again => continue,
                     // The heartbeat loop below decides when to join next.
-                    Some(Ok(())) => {
+                    Ok(()) => {
                         backoff = Duration::from_millis(100);
                     }
-                    Some(Err(JoinError::Fatal(msg))) => {
+                    Err(JoinError::Fatal(msg)) => {
                         tracing::error!(group = %self.config.group_id, error = %msg, "group membership failed");
                         let _ = self.events.send(GroupEvent::Fatal(msg)).await;
                         return;
                     }
-                    Some(Err(JoinError::Retry(msg))) => {
+                    Err(JoinError::Retry(msg)) => {
                         tracing::warn!(group = %self.config.group_id, error = %msg, "joining the group failed; retrying");
                         let leave = tokio::select! {
                             _ = tokio::time::sleep(backoff) => None,

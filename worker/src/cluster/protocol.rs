@@ -358,6 +358,29 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
+    fn protocols_offered_newest_first() {
+        let names =
+            |p: ConnectProtocolVersion| p.offered().iter().map(|p| p.name()).collect::<Vec<_>>();
+        assert_eq!(
+            names(ConnectProtocolVersion::Sessioned),
+            ["sessioned", "compatible", "default"]
+        );
+        assert_eq!(
+            names(ConnectProtocolVersion::Compatible),
+            ["compatible", "default"]
+        );
+        assert_eq!(names(ConnectProtocolVersion::Eager), ["default"]);
+        assert_eq!(
+            ConnectProtocolVersion::from_config("EAGER"),
+            Some(ConnectProtocolVersion::Eager)
+        );
+        assert_eq!(
+            ConnectProtocolVersion::from_name("sessioned").map(|p| p.version()),
+            Some(2)
+        );
+    }
+
+    #[test]
     fn metadata_v0_fixed_bytes() {
         let m = WorkerMetadata {
             version: 0,
