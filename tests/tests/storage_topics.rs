@@ -12,9 +12,9 @@ use connect_worker::storage::offsets::{OffsetMap, OffsetStoreSettings, Partition
 use connect_worker::storage::status::StatusStoreSettings;
 use connect_worker::storage::topics::{InternalTopic, TopicSettings, ensure_topic};
 use connect_worker::storage::{
-    ConfigBackingStore, ConfigUpdate, ConnectorOffsetBackingStore, ConnectorState,
-    ConnectorStatus, ConnectorTaskId, OffsetBackingStore, RestartRequest, SessionKey,
-    StatusBackingStore, StorageError, TargetState, TaskStatus, TopicStatus,
+    ConfigBackingStore, ConfigUpdate, ConnectorOffsetBackingStore, ConnectorState, ConnectorStatus,
+    ConnectorTaskId, OffsetBackingStore, RestartRequest, SessionKey, StatusBackingStore,
+    StorageError, TargetState, TaskStatus, TopicStatus,
 };
 use rdkafka::ClientConfig;
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
@@ -66,7 +66,12 @@ fn raw_producer() -> ThreadedProducer<DefaultProducerContext> {
         .expect("producer config is valid")
 }
 
-fn send_raw(p: &ThreadedProducer<DefaultProducerContext>, topic: &str, key: &str, value: Option<&str>) {
+fn send_raw(
+    p: &ThreadedProducer<DefaultProducerContext>,
+    topic: &str,
+    key: &str,
+    value: Option<&str>,
+) {
     let mut rec: BaseRecord<'_, str, str> = BaseRecord::to(topic).key(key);
     if let Some(v) = value {
         rec = rec.payload(v);
@@ -77,11 +82,19 @@ fn send_raw(p: &ThreadedProducer<DefaultProducerContext>, topic: &str, key: &str
 #[tokio::test]
 async fn config_store_writes_are_read_by_a_fresh_store() {
     let topic = unique("connect-configs");
-    let a = ConfigBackingStore::start(config_settings(&topic)).await.expect("start a");
+    let a = ConfigBackingStore::start(config_settings(&topic))
+        .await
+        .expect("start a");
     let mut updates = a.subscribe();
 
-    let cfg = props(&[("connector.class", "FileStreamSource"), ("name", "fs"), ("tasks.max", "2")]);
-    a.put_connector_config("fs", &cfg, Some(TargetState::Paused)).await.expect("put config");
+    let cfg = props(&[
+        ("connector.class", "FileStreamSource"),
+        ("name", "fs"),
+        ("tasks.max", "2"),
+    ]);
+    a.put_connector_config("fs", &cfg, Some(TargetState::Paused))
+        .await
+        .expect("put config");
     let snap = a.snapshot();
     assert_eq!(snap.connector_config("fs"), Some(&cfg));
     assert_eq!(snap.target_state("fs"), Some(TargetState::Paused));
@@ -95,8 +108,12 @@ async fn config_store_writes_are_read_by_a_fresh_store() {
         props(&[("task.class", "T"), ("n", "1")]),
     ];
     a.put_task_configs("fs", &tasks).await.expect("put tasks");
-    a.put_target_state("fs", TargetState::Stopped).await.expect("target state");
-    a.put_task_count_record("fs", 2).await.expect("task count record");
+    a.put_target_state("fs", TargetState::Stopped)
+        .await
+        .expect("target state");
+    a.put_task_count_record("fs", 2)
+        .await
+        .expect("task count record");
     a.put_session_key(&SessionKey {
         key: vec![7; 32],
         algorithm: "HmacSHA256".into(),
@@ -104,7 +121,9 @@ async fn config_store_writes_are_read_by_a_fresh_store() {
     })
     .await
     .expect("session key");
-    a.put_connector_config("gone", &props(&[("name", "gone")]), None).await.unwrap();
+    a.put_connector_config("gone", &props(&[("name", "gone")]), None)
+        .await
+        .unwrap();
     a.remove_connector_config("gone").await.unwrap();
     a.refresh(TIMEOUT).await.expect("refresh");
 
@@ -113,21 +132,36 @@ async fn config_store_writes_are_read_by_a_fresh_store() {
         snap.tasks("fs"),
         vec![ConnectorTaskId::new("fs", 0), ConnectorTaskId::new("fs", 1)]
     );
-    assert_eq!(snap.task_config(&ConnectorTaskId::new("fs", 1)), Some(&tasks[1]));
+    assert_eq!(
+        snap.task_config(&ConnectorTaskId::new("fs", 1)),
+        Some(&tasks[1])
+    );
     assert_eq!(snap.target_state("fs"), Some(TargetState::Stopped));
     assert_eq!(snap.task_count_record("fs"), Some(2));
     assert!(!snap.pending_fencing("fs"));
     assert_eq!(snap.task_config_generation("fs"), Some(0));
     assert!(!snap.contains("gone"));
 
-    let b = ConfigBackingStore::start(config_settings(&topic)).await.expect("start b");
+    let b = ConfigBackingStore::start(config_settings(&topic))
+        .await
+        .expect("start b");
     assert_eq!(*b.snapshot(), *snap, "a fresh store reads the same view");
 
     // The raw bytes are Connect's.
-    let records = kafka::read_until(&[&topic], Isolation::ReadUncommitted, TIMEOUT, |r| r.len() >= 11);
-    let kv: Vec<(String, Option<String>)> =
-        records.iter().map(|r| (r.key.clone().unwrap(), r.value.clone())).collect();
-    assert_eq!(kv[0], ("target-state-fs".into(), Some(r#"{"state":"PAUSED","state.v2":"PAUSED"}"#.into())));
+    let records = kafka::read_until(&[&topic], Isolation::ReadUncommitted, TIMEOUT, |r| {
+        r.len() >= 11
+    });
+    let kv: Vec<(String, Option<String>)> = records
+        .iter()
+        .map(|r| (r.key.clone().unwrap(), r.value.clone()))
+        .collect();
+    assert_eq!(
+        kv[0],
+        (
+            "target-state-fs".into(),
+            Some(r#"{"state":"PAUSED","state.v2":"PAUSED"}"#.into())
+        )
+    );
     assert_eq!(
         kv[1],
         (
@@ -137,8 +171,20 @@ async fn config_store_writes_are_read_by_a_fresh_store() {
     );
     assert_eq!(kv[2].0, "task-fs-0");
     assert_eq!(kv[4], ("commit-fs".into(), Some(r#"{"tasks":2}"#.into())));
-    assert_eq!(kv[5], ("target-state-fs".into(), Some(r#"{"state":"PAUSED","state.v2":"STOPPED"}"#.into())));
-    assert_eq!(kv[6], ("tasks-fencing-fs".into(), Some(r#"{"task-count":2}"#.into())));
+    assert_eq!(
+        kv[5],
+        (
+            "target-state-fs".into(),
+            Some(r#"{"state":"PAUSED","state.v2":"STOPPED"}"#.into())
+        )
+    );
+    assert_eq!(
+        kv[6],
+        (
+            "tasks-fencing-fs".into(),
+            Some(r#"{"task-count":2}"#.into())
+        )
+    );
     assert_eq!(kv[9], ("connector-gone".into(), None));
     assert_eq!(kv[10], ("target-state-gone".into(), None));
 }
@@ -146,27 +192,82 @@ async fn config_store_writes_are_read_by_a_fresh_store() {
 #[tokio::test]
 async fn records_written_by_java_connect_are_understood() {
     let topic = unique("connect-configs");
-    ensure_topic(&client(), InternalTopic::Config, &TopicSettings::new(&topic, 1, 1))
-        .await
-        .expect("create topic");
+    ensure_topic(
+        &client(),
+        InternalTopic::Config,
+        &TopicSettings::new(&topic, 1, 1),
+    )
+    .await
+    .expect("create topic");
     let p = raw_producer();
-    send_raw(&p, &topic, "target-state-fs", Some(r#"{"state":"PAUSED","state.v2":"PAUSED"}"#));
-    send_raw(&p, &topic, "connector-fs", Some(r#"{"properties":{"connector.class":"FileStreamSource","file":"a.txt","topic":"t","tasks.max":"1","name":"fs"}}"#));
-    send_raw(&p, &topic, "target-state-fs", Some(r#"{"state":"STARTED","state.v2":"STARTED"}"#));
-    send_raw(&p, &topic, "task-fs-0", Some(r#"{"properties":{"task.class":"org.apache.kafka.connect.file.FileStreamSourceTask","file":"a.txt"}}"#));
+    send_raw(
+        &p,
+        &topic,
+        "target-state-fs",
+        Some(r#"{"state":"PAUSED","state.v2":"PAUSED"}"#),
+    );
+    send_raw(
+        &p,
+        &topic,
+        "connector-fs",
+        Some(
+            r#"{"properties":{"connector.class":"FileStreamSource","file":"a.txt","topic":"t","tasks.max":"1","name":"fs"}}"#,
+        ),
+    );
+    send_raw(
+        &p,
+        &topic,
+        "target-state-fs",
+        Some(r#"{"state":"STARTED","state.v2":"STARTED"}"#),
+    );
+    send_raw(
+        &p,
+        &topic,
+        "task-fs-0",
+        Some(
+            r#"{"properties":{"task.class":"org.apache.kafka.connect.file.FileStreamSourceTask","file":"a.txt"}}"#,
+        ),
+    );
     send_raw(&p, &topic, "commit-fs", Some(r#"{"tasks":1}"#));
     send_raw(&p, &topic, "tasks-fencing-fs", Some(r#"{"task-count":1}"#));
     // A new task batch whose commit never arrived (leader died): must not appear.
-    send_raw(&p, &topic, "task-fs-0", Some(r#"{"properties":{"task.class":"NEW"}}"#));
-    send_raw(&p, &topic, "task-fs-1", Some(r#"{"properties":{"task.class":"NEW"}}"#));
+    send_raw(
+        &p,
+        &topic,
+        "task-fs-0",
+        Some(r#"{"properties":{"task.class":"NEW"}}"#),
+    );
+    send_raw(
+        &p,
+        &topic,
+        "task-fs-1",
+        Some(r#"{"properties":{"task.class":"NEW"}}"#),
+    );
     // A connector whose only task batch is uncommitted.
-    send_raw(&p, &topic, "connector-other", Some(r#"{"properties":{"name":"other"}}"#));
-    send_raw(&p, &topic, "task-other-0", Some(r#"{"properties":{"task.class":"X"}}"#));
-    send_raw(&p, &topic, "session-key", Some(r#"{"key":"AQID","algorithm":"HmacSHA256","creation-timestamp":1700000000000}"#));
+    send_raw(
+        &p,
+        &topic,
+        "connector-other",
+        Some(r#"{"properties":{"name":"other"}}"#),
+    );
+    send_raw(
+        &p,
+        &topic,
+        "task-other-0",
+        Some(r#"{"properties":{"task.class":"X"}}"#),
+    );
+    send_raw(
+        &p,
+        &topic,
+        "session-key",
+        Some(r#"{"key":"AQID","algorithm":"HmacSHA256","creation-timestamp":1700000000000}"#),
+    );
     send_raw(&p, &topic, "something-unknown", Some("{}"));
     p.flush(TIMEOUT).expect("flush");
 
-    let store = ConfigBackingStore::start(config_settings(&topic)).await.expect("start");
+    let store = ConfigBackingStore::start(config_settings(&topic))
+        .await
+        .expect("start");
     let snap = store.snapshot();
     assert_eq!(snap.offset, 12);
     assert_eq!(snap.target_state("fs"), Some(TargetState::Started));
@@ -188,17 +289,33 @@ async fn records_written_by_java_connect_are_understood() {
     // Records arriving after startup notify; restart requests are queued.
     let mut updates = store.subscribe();
     send_raw(&p, &topic, "commit-fs", Some(r#"{"tasks":2}"#));
-    send_raw(&p, &topic, "restart-connector-fs", Some(r#"{"include-tasks":true,"only-failed":true}"#));
+    send_raw(
+        &p,
+        &topic,
+        "restart-connector-fs",
+        Some(r#"{"include-tasks":true,"only-failed":true}"#),
+    );
     p.flush(TIMEOUT).expect("flush");
     store.refresh(TIMEOUT).await.expect("refresh");
     let snap = store.snapshot();
-    assert_eq!(snap.tasks("fs").len(), 2, "the buffered batch completes with the late commit");
+    assert_eq!(
+        snap.tasks("fs").len(),
+        2,
+        "the buffered batch completes with the late commit"
+    );
     assert_eq!(snap.task_config_generation("fs"), Some(1));
     assert!(snap.pending_fencing("fs"));
-    assert!(matches!(updates.recv().await.unwrap(), ConfigUpdate::TaskConfigsCommitted { .. }));
+    assert!(matches!(
+        updates.recv().await.unwrap(),
+        ConfigUpdate::TaskConfigsCommitted { .. }
+    ));
     assert_eq!(
         store.take_restart_requests(),
-        vec![RestartRequest { connector: "fs".into(), include_tasks: true, only_failed: true }]
+        vec![RestartRequest {
+            connector: "fs".into(),
+            include_tasks: true,
+            only_failed: true
+        }]
     );
 }
 
@@ -210,29 +327,44 @@ async fn transactional_config_writer_fences_the_old_leader() {
     settings.group_id = group.clone();
     settings.transactional_writes = true;
     settings.read_committed = true;
-    let old = ConfigBackingStore::start(settings.clone()).await.expect("start old");
+    let old = ConfigBackingStore::start(settings.clone())
+        .await
+        .expect("start old");
     old.claim_write_privileges().await.expect("claim old");
-    old.put_connector_config("a", &props(&[("name", "a")]), None).await.expect("write old");
-    let new = ConfigBackingStore::start(settings).await.expect("start new");
+    old.put_connector_config("a", &props(&[("name", "a")]), None)
+        .await
+        .expect("write old");
+    let new = ConfigBackingStore::start(settings)
+        .await
+        .expect("start new");
     new.claim_write_privileges().await.expect("claim new");
     let err = old
         .put_connector_config("b", &props(&[("name", "b")]), None)
         .await
         .expect_err("the old leader is fenced");
     assert!(matches!(err, StorageError::Fenced(_)), "{err:?}");
-    new.put_connector_config("c", &props(&[("name", "c")]), None).await.expect("write new");
+    new.put_connector_config("c", &props(&[("name", "c")]), None)
+        .await
+        .expect("write new");
     new.refresh(TIMEOUT).await.unwrap();
-    assert_eq!(new.snapshot().connectors(), vec!["a".to_owned(), "c".to_owned()]);
+    assert_eq!(
+        new.snapshot().connectors(),
+        vec!["a".to_owned(), "c".to_owned()]
+    );
 }
 
 #[tokio::test]
 async fn invalid_existing_topics_are_rejected_with_connects_message() {
     let multi = unique("connect-configs");
     kafka::create_topics(&[&multi], 3).await;
-    let err = ConfigBackingStore::start(config_settings(&multi)).await.unwrap_err();
+    let err = ConfigBackingStore::start(config_settings(&multi))
+        .await
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
-        format!("Topic '{multi}' supplied via the 'config.storage.topic' property is required to have a single partition in order to guarantee consistency of connector configurations, but found 3 partitions.")
+        format!(
+            "Topic '{multi}' supplied via the 'config.storage.topic' property is required to have a single partition in order to guarantee consistency of connector configurations, but found 3 partitions."
+        )
     );
     let deleting = unique("connect-status");
     kafka::create_topics(&[&deleting], 1).await;
@@ -252,46 +384,87 @@ async fn invalid_existing_topics_are_rejected_with_connects_message() {
 #[tokio::test]
 async fn offsets_round_trip_with_byte_exact_keys() {
     let topic = unique("connect-offsets");
-    let store = OffsetBackingStore::start(offset_settings(&topic, false)).await.expect("start");
+    let store = OffsetBackingStore::start(offset_settings(&topic, false))
+        .await
+        .expect("start");
     let p0: PartitionMap = map(json!({"id": 0}));
     let p1: PartitionMap = map(json!({"id": 1}));
     let o: OffsetMap = map(json!({"position": 30}));
     store
-        .set("conn", &[(p0.clone(), Some(o.clone())), (p1.clone(), Some(map(json!({"position": 5}))))])
+        .set(
+            "conn",
+            &[
+                (p0.clone(), Some(o.clone())),
+                (p1.clone(), Some(map(json!({"position": 5})))),
+            ],
+        )
         .await
         .expect("set");
-    store.set("conn", &[(p1.clone(), None)]).await.expect("tombstone");
+    store
+        .set("conn", &[(p1.clone(), None)])
+        .await
+        .expect("tombstone");
 
-    let records = kafka::read_until(&[&topic], Isolation::ReadUncommitted, TIMEOUT, |r| r.len() >= 3);
-    let first = records.iter().find(|r| r.value.as_deref() == Some(r#"{"position":30}"#)).unwrap();
+    let records = kafka::read_until(&[&topic], Isolation::ReadUncommitted, TIMEOUT, |r| {
+        r.len() >= 3
+    });
+    let first = records
+        .iter()
+        .find(|r| r.value.as_deref() == Some(r#"{"position":30}"#))
+        .unwrap();
     assert_eq!(first.key.as_deref(), Some(r#"["conn",{"id":0}]"#));
 
-    let fresh = OffsetBackingStore::start(offset_settings(&topic, false)).await.expect("start fresh");
-    let got = fresh.get("conn", &[p0.clone(), p1.clone()]).await.expect("get");
+    let fresh = OffsetBackingStore::start(offset_settings(&topic, false))
+        .await
+        .expect("start fresh");
+    let got = fresh
+        .get("conn", &[p0.clone(), p1.clone()])
+        .await
+        .expect("get");
     assert_eq!(got, vec![(p0.clone(), Some(o.clone())), (p1, None)]);
-    assert_eq!(fresh.all_for_connector("conn").await.unwrap(), vec![(p0, o)]);
+    assert_eq!(
+        fresh.all_for_connector("conn").await.unwrap(),
+        vec![(p0, o)]
+    );
     assert!(fresh.all_for_connector("other").await.unwrap().is_empty());
 }
 
 #[tokio::test]
 async fn connector_topic_takes_precedence_over_the_global_topic() {
     let global = Arc::new(
-        OffsetBackingStore::start(offset_settings(&unique("connect-offsets"), false)).await.unwrap(),
+        OffsetBackingStore::start(offset_settings(&unique("connect-offsets"), false))
+            .await
+            .unwrap(),
     );
     let own = Arc::new(
-        OffsetBackingStore::start(offset_settings(&unique("conn-offsets"), false)).await.unwrap(),
+        OffsetBackingStore::start(offset_settings(&unique("conn-offsets"), false))
+            .await
+            .unwrap(),
     );
     let a: PartitionMap = map(json!({"f": "a"}));
     let b: PartitionMap = map(json!({"f": "b"}));
     global
-        .set("c", &[(a.clone(), Some(map(json!({"pos": 1})))), (b.clone(), Some(map(json!({"pos": 1}))))])
+        .set(
+            "c",
+            &[
+                (a.clone(), Some(map(json!({"pos": 1})))),
+                (b.clone(), Some(map(json!({"pos": 1})))),
+            ],
+        )
         .await
         .unwrap();
-    own.set("c", &[(a.clone(), Some(map(json!({"pos": 9}))))]).await.unwrap();
-    let combined = ConnectorOffsetBackingStore::with_connector_store(own.clone(), Some(global.clone()));
+    own.set("c", &[(a.clone(), Some(map(json!({"pos": 9}))))])
+        .await
+        .unwrap();
+    let combined =
+        ConnectorOffsetBackingStore::with_connector_store(own.clone(), Some(global.clone()));
     let got = combined.get("c", &[a.clone(), b.clone()]).await.unwrap();
     assert_eq!(got[0].1, Some(map(json!({"pos": 9}))));
-    assert_eq!(got[1].1, Some(map(json!({"pos": 1}))), "falls back to the global topic");
+    assert_eq!(
+        got[1].1,
+        Some(map(json!({"pos": 1}))),
+        "falls back to the global topic"
+    );
     assert_eq!(combined.all_for_connector("c").await.unwrap().len(), 2);
 
     // A reset (tombstone) reaches both topics, so the global value cannot resurface.
@@ -303,7 +476,9 @@ async fn connector_topic_takes_precedence_over_the_global_topic() {
 #[tokio::test]
 async fn read_committed_offsets_skip_aborted_transactions() {
     let topic = unique("conn-offsets");
-    let store = OffsetBackingStore::start(offset_settings(&topic, true)).await.expect("start");
+    let store = OffsetBackingStore::start(offset_settings(&topic, true))
+        .await
+        .expect("start");
     let producer: ThreadedProducer<DefaultProducerContext> = kafka::client_config()
         .set("transactional.id", unique("txn"))
         .set("enable.idempotence", "true")
@@ -340,8 +515,12 @@ async fn status_safe_writes_respect_newer_generations() {
         client: client(),
         client_id: unique("status"),
     };
-    let a = StatusBackingStore::start(settings.clone()).await.expect("start a");
-    let b = StatusBackingStore::start(settings.clone()).await.expect("start b");
+    let a = StatusBackingStore::start(settings.clone())
+        .await
+        .expect("start a");
+    let b = StatusBackingStore::start(settings.clone())
+        .await
+        .expect("start b");
     let id = ConnectorTaskId::new("c", 0);
     let task = |state, worker: &str, generation| TaskStatus {
         id: id.clone(),
@@ -350,7 +529,9 @@ async fn status_safe_writes_respect_newer_generations() {
         worker_id: worker.into(),
         generation,
     };
-    b.put_task_status(&task(ConnectorState::Running, "b:8083", 5)).await.unwrap();
+    b.put_task_status(&task(ConnectorState::Running, "b:8083", 5))
+        .await
+        .unwrap();
     b.put_connector_status(&ConnectorStatus {
         connector: "c".into(),
         state: ConnectorState::Running,
@@ -362,7 +543,11 @@ async fn status_safe_writes_respect_newer_generations() {
     .unwrap();
     a.refresh(TIMEOUT).await.unwrap();
     // Zombie worker a (older generation) must not overwrite b's status.
-    assert!(!a.put_task_status_safe(&task(ConnectorState::Unassigned, "a:8083", 4)).await.unwrap());
+    assert!(
+        !a.put_task_status_safe(&task(ConnectorState::Unassigned, "a:8083", 4))
+            .await
+            .unwrap()
+    );
     assert!(
         !a.put_connector_status_safe(&ConnectorStatus {
             connector: "c".into(),
@@ -375,22 +560,55 @@ async fn status_safe_writes_respect_newer_generations() {
         .unwrap()
     );
     // A newer generation may.
-    assert!(a.put_task_status_safe(&task(ConnectorState::Failed, "a:8083", 6)).await.unwrap());
-    a.put_topic(&TopicStatus { topic: "t".into(), connector: "c".into(), task: 0, discover_timestamp: 1 })
-        .await
-        .unwrap();
+    assert!(
+        a.put_task_status_safe(&task(ConnectorState::Failed, "a:8083", 6))
+            .await
+            .unwrap()
+    );
+    a.put_topic(&TopicStatus {
+        topic: "t".into(),
+        connector: "c".into(),
+        task: 0,
+        discover_timestamp: 1,
+    })
+    .await
+    .unwrap();
 
-    let fresh = StatusBackingStore::start(settings.clone()).await.expect("start fresh");
+    let fresh = StatusBackingStore::start(settings.clone())
+        .await
+        .expect("start fresh");
     let st = fresh.task_status(&id).unwrap();
-    assert_eq!((st.state, st.worker_id.as_str(), st.generation), (ConnectorState::Failed, "a:8083", 6));
-    assert_eq!(fresh.connector_status("c").unwrap().state, ConnectorState::Running);
+    assert_eq!(
+        (st.state, st.worker_id.as_str(), st.generation),
+        (ConnectorState::Failed, "a:8083", 6)
+    );
+    assert_eq!(
+        fresh.connector_status("c").unwrap().state,
+        ConnectorState::Running
+    );
     assert_eq!(fresh.topics_for("c").len(), 1);
 
-    let records = kafka::read_until(&[&topic], Isolation::ReadUncommitted, TIMEOUT, |r| r.len() >= 4);
-    assert!(records.iter().any(|r| r.key.as_deref() == Some("status-connector-c")
-        && r.value.as_deref() == Some(r#"{"state":"RUNNING","trace":null,"worker_id":"b:8083","generation":5}"#)));
-    assert!(records.iter().any(|r| r.key.as_deref() == Some("status-topic-t:connector-c")
-        && r.value.as_deref() == Some(r#"{"topic":{"name":"t","connector":"c","task":0,"discoverTimestamp":1}}"#)));
+    let records = kafka::read_until(&[&topic], Isolation::ReadUncommitted, TIMEOUT, |r| {
+        r.len() >= 4
+    });
+    assert!(
+        records
+            .iter()
+            .any(|r| r.key.as_deref() == Some("status-connector-c")
+                && r.value.as_deref()
+                    == Some(
+                        r#"{"state":"RUNNING","trace":null,"worker_id":"b:8083","generation":5}"#
+                    ))
+    );
+    assert!(
+        records
+            .iter()
+            .any(|r| r.key.as_deref() == Some("status-topic-t:connector-c")
+                && r.value.as_deref()
+                    == Some(
+                        r#"{"topic":{"name":"t","connector":"c","task":0,"discoverTimestamp":1}}"#
+                    ))
+    );
 
     fresh.delete_connector("c", 1).await.unwrap();
     fresh.refresh(TIMEOUT).await.unwrap();

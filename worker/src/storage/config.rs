@@ -34,7 +34,7 @@ use rdkafka::producer::{FutureProducer, Producer};
 use tokio::sync::{broadcast, watch};
 
 use super::config_codec::{self as codec, ClusterConfigState, ConfigStateMachine, ConfigUpdate};
-use super::log::{self, ConsumedRecord, KafkaBasedLog, LogConfig};
+use super::log::{self, ConsumedRecord, KafkaBasedLog, LogConfig, RawRecord};
 use super::topics::{InternalTopic, TopicSettings, ensure_topic};
 use super::types::{ConnectorTaskId, RestartRequest, SessionKey, TargetState};
 use super::{StorageError, with_timeout};
@@ -70,7 +70,10 @@ pub enum ConfigWriter {
 impl ConfigWriter {
     /// A transactional writer with `transactional.id = connect-cluster-<group.id>`, after
     /// `init_transactions` (which fences any previous leader's writer).
-    pub async fn transactional(client: &ClientConfig, group_id: &str) -> Result<Self, StorageError> {
+    pub async fn transactional(
+        client: &ClientConfig,
+        group_id: &str,
+    ) -> Result<Self, StorageError> {
         let mut cfg = log::producer_config(client, &format!("{group_id}-configs-leader"));
         cfg.set(
             "transactional.id",
@@ -89,11 +92,7 @@ impl ConfigWriter {
     }
 
     /// Sends `records` in order: in one transaction for a transactional writer.
-    pub async fn write(
-        &self,
-        topic: &str,
-        records: &[(Vec<u8>, Option<Vec<u8>>)],
-    ) -> Result<(), StorageError> {
+    pub async fn write(&self, topic: &str, records: &[RawRecord]) -> Result<(), StorageError> {
         match self {
             ConfigWriter::Plain(p) => log::send_all(p, topic, records).await.map(|_| ()),
             ConfigWriter::Transactional(p) => {
@@ -158,7 +157,8 @@ impl ConfigBackingStore {
             let ups = {
                 let mut s = cb_shared.lock().expect("config state lock");
                 s.snapshot = None;
-                s.machine.apply(r.offset, r.key.as_deref(), r.value.as_deref())
+                s.machine
+                    .apply(r.offset, r.key.as_deref(), r.value.as_deref())
             };
             offset_tx.send_replace(r.offset + 1);
             for u in ups {
@@ -178,7 +178,11 @@ impl ConfigBackingStore {
         .await?;
         // The partition check of `ensure_topic` ran before; Java re-checks what the consumer
         // sees, which `KafkaBasedLog::start` already asserted is non-empty.
-        shared.lock().expect("config state lock").machine.set_started();
+        shared
+            .lock()
+            .expect("config state lock")
+            .machine
+            .set_started();
         let writer = if settings.transactional_writes {
             None
         } else {
@@ -241,7 +245,9 @@ impl ConfigBackingStore {
         let mut w = self.writer.lock().await;
         if self.settings.transactional_writes {
             *w = None;
-            *w = Some(ConfigWriter::transactional(&self.settings.client, &self.settings.group_id).await?);
+            *w = Some(
+                ConfigWriter::transactional(&self.settings.client, &self.settings.group_id).await?,
+            );
         } else if w.is_none() {
             *w = Some(ConfigWriter::Plain(self.log.producer().clone()));
         }
@@ -251,7 +257,7 @@ impl ConfigBackingStore {
     /// Sends `records` with the privileged writer, then reads them back.
     async fn write_privileged(
         &self,
-        records: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+        records: Vec<RawRecord>,
         read_after: bool,
     ) -> Result<(), StorageError> {
         let topic = self.settings.topic.name.clone();
@@ -325,30 +331,34 @@ impl ConfigBackingStore {
         connector: &str,
         configs: &[ConfigMap],
     ) -> Result<(), StorageError> {
-        with_timeout(READ_WRITE_TOTAL_TIMEOUT, "writing task configurations", async {
-            self.log.read_to_end().await?;
-            let n = i32::try_from(configs.len())
-                .map_err(|_| StorageError::Data("too many task configurations".into()))?;
-            if n > 0 {
-                let tasks = configs
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| {
-                        let id = ConnectorTaskId::new(connector, i as i32);
-                        (
-                            codec::task_key(&id).into_bytes(),
-                            Some(codec::task_config_value(c)),
-                        )
-                    })
-                    .collect();
-                self.write_privileged(tasks, true).await?;
-            }
-            let commit = vec![(
-                codec::commit_tasks_key(connector).into_bytes(),
-                Some(codec::commit_tasks_value(n)),
-            )];
-            self.write_privileged(commit, true).await
-        })
+        with_timeout(
+            READ_WRITE_TOTAL_TIMEOUT,
+            "writing task configurations",
+            async {
+                self.log.read_to_end().await?;
+                let n = i32::try_from(configs.len())
+                    .map_err(|_| StorageError::Data("too many task configurations".into()))?;
+                if n > 0 {
+                    let tasks = configs
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| {
+                            let id = ConnectorTaskId::new(connector, i as i32);
+                            (
+                                codec::task_key(&id).into_bytes(),
+                                Some(codec::task_config_value(c)),
+                            )
+                        })
+                        .collect();
+                    self.write_privileged(tasks, true).await?;
+                }
+                let commit = vec![(
+                    codec::commit_tasks_key(connector).into_bytes(),
+                    Some(codec::commit_tasks_value(n)),
+                )];
+                self.write_privileged(commit, true).await
+            },
+        )
         .await
     }
 

@@ -100,7 +100,9 @@ pub fn target_state_value(state: TargetState) -> Vec<u8> {
 }
 /// `{"include-tasks":b,"only-failed":b}` for `restart-connector-<c>`.
 pub fn restart_value(req: &RestartRequest) -> Vec<u8> {
-    to_java_json(&json!({ INCLUDE_TASKS_FIELD: req.include_tasks, ONLY_FAILED_FIELD: req.only_failed }))
+    to_java_json(
+        &json!({ INCLUDE_TASKS_FIELD: req.include_tasks, ONLY_FAILED_FIELD: req.only_failed }),
+    )
 }
 /// `{"task-count":N}` for `tasks-fencing-<c>`.
 pub fn task_count_record_value(count: i32) -> Vec<u8> {
@@ -210,7 +212,10 @@ pub fn parse_session_key(value: &Value) -> Option<SessionKey> {
 }
 
 fn int_field(value: &Value, field: &str) -> Option<i32> {
-    value.get(field)?.as_i64().and_then(|n| i32::try_from(n).ok())
+    value
+        .get(field)?
+        .as_i64()
+        .and_then(|n| i32::try_from(n).ok())
 }
 
 /// The shared cluster view read from the config topic (Java `ClusterConfigState`).
@@ -357,7 +362,12 @@ impl ConfigStateMachine {
     }
 
     /// Applies one record at `offset`; returns the notifications it causes.
-    pub fn apply(&mut self, offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Vec<ConfigUpdate> {
+    pub fn apply(
+        &mut self,
+        offset: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+    ) -> Vec<ConfigUpdate> {
         self.state.offset = offset + 1;
         let Some(key) = key.and_then(|k| std::str::from_utf8(k).ok()) else {
             tracing::warn!(offset, "ignoring config topic record without a UTF-8 key");
@@ -373,7 +383,10 @@ impl ConfigStateMachine {
                 Ok(Value::Null) => None,
                 Ok(v) if v.is_object() => Some(v),
                 Ok(_) | Err(_) => {
-                    tracing::error!(key, "config topic record value is not a JSON object; ignoring it");
+                    tracing::error!(
+                        key,
+                        "config topic record value is not a JSON object; ignoring it"
+                    );
                     return Vec::new();
                 }
             },
@@ -473,7 +486,12 @@ impl ConfigStateMachine {
         }
     }
 
-    fn on_target_state(&mut self, c: String, value: Option<Value>, updates: &mut Vec<ConfigUpdate>) {
+    fn on_target_state(
+        &mut self,
+        c: String,
+        value: Option<Value>,
+        updates: &mut Vec<ConfigUpdate>,
+    ) {
         let s = &mut self.state;
         match value {
             None => {
@@ -563,7 +581,10 @@ mod tests {
     fn keys_match_connect() {
         assert_eq!(connector_key("fs"), "connector-fs");
         assert_eq!(target_state_key("fs"), "target-state-fs");
-        assert_eq!(task_key(&ConnectorTaskId::new("my-conn", 3)), "task-my-conn-3");
+        assert_eq!(
+            task_key(&ConnectorTaskId::new("my-conn", 3)),
+            "task-my-conn-3"
+        );
         assert_eq!(commit_tasks_key("fs"), "commit-fs");
         assert_eq!(restart_key("fs"), "restart-connector-fs");
         assert_eq!(task_count_record_key("fs"), "tasks-fencing-fs");
@@ -585,7 +606,10 @@ mod tests {
             Some(ConfigKey::Task(ConnectorTaskId::new("a-b", 12)))
         );
         assert_eq!(ConfigKey::parse("task-a-x"), None);
-        assert_eq!(ConfigKey::parse("commit-a"), Some(ConfigKey::Commit("a".into())));
+        assert_eq!(
+            ConfigKey::parse("commit-a"),
+            Some(ConfigKey::Commit("a".into()))
+        );
         assert_eq!(
             ConfigKey::parse("restart-connector-a"),
             Some(ConfigKey::Restart("a".into()))
@@ -619,7 +643,10 @@ mod tests {
         assert_eq!(s(commit_tasks_value(1)), r#"{"tasks":1}"#);
         assert_eq!(s(task_count_record_value(1)), r#"{"task-count":1}"#);
         assert_eq!(
-            s(connector_config_value(&props(&[("file", "a.txt"), ("name", "fs")]))),
+            s(connector_config_value(&props(&[
+                ("file", "a.txt"),
+                ("name", "fs")
+            ]))),
             r#"{"properties":{"file":"a.txt","name":"fs"}}"#
         );
         assert_eq!(
@@ -675,16 +702,25 @@ mod tests {
     #[test]
     fn worked_example_folds_into_the_expected_state() {
         let mut f = Feed::new();
-        f.put("target-state-fs", Some(r#"{"state":"PAUSED","state.v2":"PAUSED"}"#));
+        f.put(
+            "target-state-fs",
+            Some(r#"{"state":"PAUSED","state.v2":"PAUSED"}"#),
+        );
         f.put("connector-fs", Some(r#"{"properties":{"connector.class":"FileStreamSource","file":"a.txt","topic":"t","tasks.max":"1","name":"fs"}}"#));
         assert_eq!(f.m.state().target_state("fs"), Some(TargetState::Paused));
         f.m.set_started();
         assert_eq!(
-            f.put("target-state-fs", Some(r#"{"state":"STARTED","state.v2":"STARTED"}"#)),
+            f.put(
+                "target-state-fs",
+                Some(r#"{"state":"STARTED","state.v2":"STARTED"}"#)
+            ),
             vec![ConfigUpdate::TargetStateChanged("fs".into())]
         );
         f.put("task-fs-0", Some(r#"{"properties":{"task.class":"X"}}"#));
-        assert!(f.m.state().tasks("fs").is_empty(), "uncommitted task is invisible");
+        assert!(
+            f.m.state().tasks("fs").is_empty(),
+            "uncommitted task is invisible"
+        );
         let u = f.put("commit-fs", Some(r#"{"tasks":1}"#));
         assert_eq!(
             u,
@@ -742,11 +778,20 @@ mod tests {
     #[test]
     fn restarts_are_ignored_during_replay_and_highest_impact_wins() {
         let mut f = Feed::new();
-        f.put("restart-connector-a", Some(r#"{"include-tasks":true,"only-failed":false}"#));
+        f.put(
+            "restart-connector-a",
+            Some(r#"{"include-tasks":true,"only-failed":false}"#),
+        );
         assert!(f.m.take_restart_requests().is_empty());
         f.m.set_started();
-        f.put("restart-connector-a", Some(r#"{"include-tasks":true,"only-failed":false}"#));
-        f.put("restart-connector-a", Some(r#"{"include-tasks":false,"only-failed":true}"#));
+        f.put(
+            "restart-connector-a",
+            Some(r#"{"include-tasks":true,"only-failed":false}"#),
+        );
+        f.put(
+            "restart-connector-a",
+            Some(r#"{"include-tasks":false,"only-failed":true}"#),
+        );
         assert_eq!(
             f.m.take_restart_requests(),
             vec![RestartRequest {
@@ -761,7 +806,13 @@ mod tests {
     fn target_state_before_config_does_not_notify() {
         let mut f = Feed::new();
         f.m.set_started();
-        assert!(f.put("target-state-x", Some(r#"{"state":"PAUSED","state.v2":"PAUSED"}"#)).is_empty());
+        assert!(
+            f.put(
+                "target-state-x",
+                Some(r#"{"state":"PAUSED","state.v2":"PAUSED"}"#)
+            )
+            .is_empty()
+        );
         assert_eq!(
             f.put("connector-x", Some(r#"{"properties":{}}"#)),
             vec![ConfigUpdate::ConnectorConfigUpdated("x".into())]

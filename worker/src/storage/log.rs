@@ -63,6 +63,11 @@ pub struct ConsumedRecord {
     pub value: Option<Vec<u8>>,
 }
 
+/// A record to write: key bytes and value bytes (`None` = tombstone).
+pub type RawRecord = (Vec<u8>, Option<Vec<u8>>);
+
+type ReadToEndReply = oneshot::Sender<Result<(), StorageError>>;
+
 /// Called on the consumer thread for every record, in offset order per partition.
 pub type RecordCallback = Box<dyn FnMut(&ConsumedRecord) + Send + 'static>;
 
@@ -80,7 +85,7 @@ pub struct LogConfig {
 }
 
 enum Command {
-    ReadToEnd(oneshot::Sender<Result<(), StorageError>>),
+    ReadToEnd(ReadToEndReply),
     Stop,
 }
 
@@ -154,7 +159,10 @@ impl KafkaBasedLog {
                 consumer_config(&config.client, &config.client_id, false)
                     .create()
                     .map_err(|e| {
-                        StorageError::kafka(format!("create end-offset client for {}", config.topic), e)
+                        StorageError::kafka(
+                            format!("create end-offset client for {}", config.topic),
+                            e,
+                        )
                     })?,
             )
         } else {
@@ -217,10 +225,7 @@ impl KafkaBasedLog {
 
     /// Writes records in order (enqueued back to back, so idempotence keeps their order per
     /// partition) and resolves when all are acknowledged.
-    pub async fn send_batch(
-        &self,
-        records: &[(Vec<u8>, Option<Vec<u8>>)],
-    ) -> Result<Vec<(i32, i64)>, StorageError> {
+    pub async fn send_batch(&self, records: &[RawRecord]) -> Result<Vec<(i32, i64)>, StorageError> {
         send_all(&self.producer, &self.topic, records).await
     }
 
@@ -262,7 +267,7 @@ pub(crate) async fn send_one(
 pub(crate) async fn send_all(
     producer: &FutureProducer,
     topic: &str,
-    records: &[(Vec<u8>, Option<Vec<u8>>)],
+    records: &[RawRecord],
 ) -> Result<Vec<(i32, i64)>, StorageError> {
     let mut pending = Vec::with_capacity(records.len());
     for (k, v) in records {
@@ -297,7 +302,7 @@ struct Tailer {
     partitions: Vec<i32>,
     /// Next offset to deliver per partition, from the records seen.
     next: HashMap<i32, i64>,
-    waiting: Vec<(HashMap<i32, i64>, oneshot::Sender<Result<(), StorageError>>)>,
+    waiting: Vec<(HashMap<i32, i64>, ReadToEndReply)>,
 }
 
 impl Tailer {

@@ -26,9 +26,12 @@ pub mod types;
 
 pub use config::{ConfigBackingStore, ConfigStoreSettings, ConfigWriter};
 pub use config_codec::{ClusterConfigState, ConfigUpdate};
-pub use log::{ConsumedRecord, KafkaBasedLog, LogConfig};
-pub use offsets::{ConnectorOffsetBackingStore, OffsetBackingStore, PartitionMap};
-pub use status::StatusBackingStore;
+pub use log::{ConsumedRecord, KafkaBasedLog, LogConfig, RawRecord};
+pub use offsets::{
+    ConnectorOffsetBackingStore, OffsetBackingStore, OffsetMap, OffsetStoreSettings, PartitionMap,
+};
+pub use status::{StatusBackingStore, StatusStoreSettings};
+pub use topics::{InternalTopic, TopicSettings, ensure_topic};
 pub use types::{
     ConnectorState, ConnectorStatus, ConnectorTaskId, RestartRequest, SessionKey, TargetState,
     TaskStatus, TopicStatus,
@@ -61,7 +64,9 @@ pub enum StorageError {
     #[error("{0}")]
     Data(String),
     /// A privileged (transactional) config write failed; the writer must reclaim privileges.
-    #[error("Failed to write to config topic; this may be due to a transient error and the request can be safely retried")]
+    #[error(
+        "Failed to write to config topic; this may be due to a transient error and the request can be safely retried"
+    )]
     Fenced(#[source] KafkaError),
 }
 

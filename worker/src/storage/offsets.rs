@@ -34,7 +34,7 @@ use rdkafka::ClientConfig;
 use serde_json::{Map, Value};
 
 use super::json::to_java_json;
-use super::log::{ConsumedRecord, KafkaBasedLog, LogConfig};
+use super::log::{ConsumedRecord, KafkaBasedLog, LogConfig, RawRecord};
 use super::topics::{InternalTopic, TopicSettings, ensure_topic};
 use super::{StorageError, with_timeout};
 
@@ -108,7 +108,10 @@ pub fn java_hash_map_order(map: &Map<String, Value>) -> Map<String, Value> {
     for (k, v) in map {
         let h = java_string_hash(k);
         let spread = (h ^ (h >> 16)) as usize;
-        buckets.entry(spread & (capacity - 1)).or_default().push((k, v));
+        buckets
+            .entry(spread & (capacity - 1))
+            .or_default()
+            .push((k, v));
     }
     buckets
         .into_values()
@@ -127,7 +130,7 @@ fn java_string_hash(s: &str) -> u32 {
 pub fn offset_records(
     connector: &str,
     entries: &[(PartitionMap, Option<OffsetMap>)],
-) -> Result<Vec<(Vec<u8>, Option<Vec<u8>>)>, StorageError> {
+) -> Result<Vec<RawRecord>, StorageError> {
     entries
         .iter()
         .map(|(p, o)| {
@@ -368,8 +371,16 @@ impl ConnectorOffsetBackingStore {
         let Some(secondary) = &self.secondary else {
             return self.primary.set(connector, entries).await;
         };
-        let tombstones: Vec<_> = entries.iter().filter(|(_, o)| o.is_none()).cloned().collect();
-        let values: Vec<_> = entries.iter().filter(|(_, o)| o.is_some()).cloned().collect();
+        let tombstones: Vec<_> = entries
+            .iter()
+            .filter(|(_, o)| o.is_none())
+            .cloned()
+            .collect();
+        let values: Vec<_> = entries
+            .iter()
+            .filter(|(_, o)| o.is_some())
+            .cloned()
+            .collect();
         if !tombstones.is_empty() {
             secondary.set(connector, &tombstones).await?;
         }
@@ -460,26 +471,50 @@ mod tests {
         assert!(offset_records("c", &[(map(json!({"p": [1]})), None)]).is_err());
     }
 
+    /// Golden bytes produced by Kafka 4.4's `JsonConverter` (schemas disabled) on Java 17 for
+    /// `Arrays.asList("conn", hashMap)` where `hashMap` is a `new HashMap<>()` filled with `put`s
+    /// in the listed order.
     #[test]
     fn java_hash_map_order_matches_java() {
-        // In Java, `new HashMap<>()` with puts "topic","partition","cluster" iterates as
-        // cluster, partition, topic? Hash buckets: "topic"=110546223 -> 15, "partition" -> 12,
-        // "cluster" -> 12 after spreading; compute and check the bucket rule instead.
         let m: Map<String, Value> =
             serde_json::from_str(r#"{"topic":"t","partition":0,"cluster":"a"}"#).unwrap();
-        let ordered = java_hash_map_order(&m);
-        let buckets: Vec<usize> = ordered
-            .keys()
-            .map(|k| {
-                let h = java_string_hash(k);
-                ((h ^ (h >> 16)) & 15) as usize
-            })
-            .collect();
-        let mut sorted = buckets.clone();
-        sorted.sort();
-        assert_eq!(buckets, sorted);
-        assert_eq!(java_string_hash("a"), 97);
-        assert_eq!(java_string_hash("ab"), 97 * 31 + 98);
+        assert_eq!(
+            offset_key("conn", &java_hash_map_order(&m)),
+            br#"["conn",{"cluster":"a","partition":0,"topic":"t"}]"#
+        );
+        let keys = [
+            "filename",
+            "position",
+            "offset",
+            "id",
+            "kafka_topic",
+            "kafka_partition",
+            "source",
+            "table",
+            "schema",
+            "lsn",
+            "a",
+            "b",
+            "zzzzzzzzzzzz",
+            "name",
+        ];
+        let m: Map<String, Value> = keys.iter().map(|k| ((*k).to_owned(), json!(1))).collect();
+        assert_eq!(
+            String::from_utf8(offset_key("conn", &java_hash_map_order(&m))).unwrap(),
+            r#"["conn",{"schema":1,"a":1,"b":1,"offset":1,"kafka_partition":1,"lsn":1,"kafka_topic":1,"zzzzzzzzzzzz":1,"source":1,"filename":1,"name":1,"position":1,"id":1,"table":1}]"#
+        );
+    }
+
+    #[test]
+    fn values_match_jsonconverter_golden_bytes() {
+        let o: OffsetMap = serde_json::from_str(
+            r#"{"d1":1.0,"d2":0.0001,"d3":1.2345e10,"d4":123.456,"s":"a\"b\\c\n\u001f\u00e9/","n":null,"b":true,"l":1234567890123}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(offset_value(Some(&o)).unwrap()).unwrap(),
+            "{\"d1\":1.0,\"d2\":1.0E-4,\"d3\":1.2345E10,\"d4\":123.456,\"s\":\"a\\\"b\\\\c\\n\\u001F\u{e9}/\",\"n\":null,\"b\":true,\"l\":1234567890123}"
+        );
     }
 
     fn primitive() -> impl Strategy<Value = Value> {

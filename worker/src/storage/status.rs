@@ -128,7 +128,10 @@ pub fn parse_status_value(bytes: &[u8]) -> Option<StatusFields> {
     let v: Map<String, Value> = serde_json::from_slice(bytes).ok()?;
     Some(StatusFields {
         state: ConnectorState::parse(v.get(STATE_KEY_NAME)?.as_str()?)?,
-        trace: v.get(TRACE_KEY_NAME).and_then(Value::as_str).map(str::to_owned),
+        trace: v
+            .get(TRACE_KEY_NAME)
+            .and_then(Value::as_str)
+            .map(str::to_owned),
         worker_id: v.get(WORKER_ID_KEY_NAME)?.as_str()?.to_owned(),
         generation: i32::try_from(v.get(GENERATION_KEY_NAME)?.as_i64()?).ok()?,
     })
@@ -230,7 +233,9 @@ impl StatusCache {
                     Some(t) => {
                         self.topics.entry(connector).or_default().insert(topic, t);
                     }
-                    None => tracing::error!(topic = %topic, connector = %connector, "failed to parse topic status"),
+                    None => {
+                        tracing::error!(topic = %topic, connector = %connector, "failed to parse topic status")
+                    }
                 },
             },
         }
@@ -350,7 +355,10 @@ impl StatusBackingStore {
     }
 
     /// Writes unless a different worker wrote a newer generation; returns whether it wrote.
-    pub async fn put_connector_status_safe(&self, s: &ConnectorStatus) -> Result<bool, StorageError> {
+    pub async fn put_connector_status_safe(
+        &self,
+        s: &ConnectorStatus,
+    ) -> Result<bool, StorageError> {
         let ok = {
             let c = self.cache();
             let cur = c.connectors.get(&s.connector);
@@ -401,8 +409,11 @@ impl StatusBackingStore {
         if known {
             return Ok(());
         }
-        self.send(topic_status_key(&t.topic, &t.connector), Some(topic_status_value(t)))
-            .await
+        self.send(
+            topic_status_key(&t.topic, &t.connector),
+            Some(topic_status_value(t)),
+        )
+        .await
     }
 
     /// Tombstones one topic record of a connector.
@@ -420,8 +431,16 @@ impl StatusBackingStore {
 
     /// Tombstones the connector's task statuses, its connector status and its topic records
     /// (connector deletion). `task_count` covers tasks the cache may not know yet.
-    pub async fn delete_connector(&self, connector: &str, task_count: i32) -> Result<(), StorageError> {
-        let mut tasks: Vec<i32> = self.tasks_for(connector).iter().map(|t| t.id.task).collect();
+    pub async fn delete_connector(
+        &self,
+        connector: &str,
+        task_count: i32,
+    ) -> Result<(), StorageError> {
+        let mut tasks: Vec<i32> = self
+            .tasks_for(connector)
+            .iter()
+            .map(|t| t.id.task)
+            .collect();
         tasks.extend(0..task_count);
         tasks.sort_unstable();
         tasks.dedup();
@@ -462,7 +481,10 @@ mod tests {
     #[test]
     fn keys_match_connect() {
         assert_eq!(connector_status_key("fs"), "status-connector-fs");
-        assert_eq!(task_status_key(&ConnectorTaskId::new("my-fs", 0)), "status-task-my-fs-0");
+        assert_eq!(
+            task_status_key(&ConnectorTaskId::new("my-fs", 0)),
+            "status-task-my-fs-0"
+        );
         assert_eq!(topic_status_key("t", "fs"), "status-topic-t:connector-fs");
         assert_eq!(
             StatusKey::parse("status-task-my-fs-10"),
@@ -470,7 +492,10 @@ mod tests {
         );
         assert_eq!(
             StatusKey::parse("status-topic-a.b:connector-x-y"),
-            Some(StatusKey::Topic { topic: "a.b".into(), connector: "x-y".into() })
+            Some(StatusKey::Topic {
+                topic: "a.b".into(),
+                connector: "x-y".into()
+            })
         );
         assert_eq!(StatusKey::parse("status-other"), None);
     }
@@ -500,20 +525,41 @@ mod tests {
     #[test]
     fn safe_write_rule() {
         assert!(can_write_safely(None, "a", 1));
-        assert!(can_write_safely(Some(("a", 9)), "a", 1), "same worker always writes");
+        assert!(
+            can_write_safely(Some(("a", 9)), "a", 1),
+            "same worker always writes"
+        );
         assert!(can_write_safely(Some(("b", 1)), "a", 1));
-        assert!(!can_write_safely(Some(("b", 2)), "a", 1), "newer generation elsewhere wins");
+        assert!(
+            !can_write_safely(Some(("b", 2)), "a", 1),
+            "newer generation elsewhere wins"
+        );
     }
 
     #[test]
     fn reader_ignores_stale_unassigned() {
         let mut c = StatusCache::default();
         let key = task_status_key(&ConnectorTaskId::new("c", 0));
-        c.apply(key.as_bytes(), status_value(ConnectorState::Running, None, "b", 5).as_deref());
-        c.apply(key.as_bytes(), status_value(ConnectorState::Unassigned, None, "a", 4).as_deref());
-        assert_eq!(c.task_status(&ConnectorTaskId::new("c", 0)).unwrap().state, ConnectorState::Running);
-        c.apply(key.as_bytes(), status_value(ConnectorState::Unassigned, None, "b", 6).as_deref());
-        assert_eq!(c.task_status(&ConnectorTaskId::new("c", 0)).unwrap().state, ConnectorState::Unassigned);
+        c.apply(
+            key.as_bytes(),
+            status_value(ConnectorState::Running, None, "b", 5).as_deref(),
+        );
+        c.apply(
+            key.as_bytes(),
+            status_value(ConnectorState::Unassigned, None, "a", 4).as_deref(),
+        );
+        assert_eq!(
+            c.task_status(&ConnectorTaskId::new("c", 0)).unwrap().state,
+            ConnectorState::Running
+        );
+        c.apply(
+            key.as_bytes(),
+            status_value(ConnectorState::Unassigned, None, "b", 6).as_deref(),
+        );
+        assert_eq!(
+            c.task_status(&ConnectorTaskId::new("c", 0)).unwrap().state,
+            ConnectorState::Unassigned
+        );
         c.apply(key.as_bytes(), None);
         assert!(c.tasks_for("c").is_empty());
     }
@@ -521,8 +567,16 @@ mod tests {
     #[test]
     fn topics_cache_and_tombstones() {
         let mut c = StatusCache::default();
-        let t = TopicStatus { topic: "t".into(), connector: "c".into(), task: 1, discover_timestamp: 7 };
-        c.apply(topic_status_key("t", "c").as_bytes(), Some(&topic_status_value(&t)));
+        let t = TopicStatus {
+            topic: "t".into(),
+            connector: "c".into(),
+            task: 1,
+            discover_timestamp: 7,
+        };
+        c.apply(
+            topic_status_key("t", "c").as_bytes(),
+            Some(&topic_status_value(&t)),
+        );
         assert_eq!(c.topics_for("c"), vec![t]);
         c.apply(topic_status_key("t", "c").as_bytes(), None);
         assert!(c.topics_for("c").is_empty());

@@ -18,9 +18,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use rdkafka::ClientConfig;
-use rdkafka::admin::{
-    AdminClient, AdminOptions, NewTopic, ResourceSpecifier, TopicReplication,
-};
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, ResourceSpecifier, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
@@ -225,7 +223,10 @@ async fn cleanup_policy(
             ));
         }
         Err(e) => {
-            return Err(StorageError::kafka(format!("describe configs of topic {name}"), e));
+            return Err(StorageError::kafka(
+                format!("describe configs of topic {name}"),
+                e,
+            ));
         }
     };
     Ok(resource
