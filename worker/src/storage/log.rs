@@ -153,22 +153,19 @@ impl KafkaBasedLog {
                 .map_err(|e| {
                     StorageError::kafka(format!("create consumer for {}", config.topic), e)
                 })?;
-        // End offsets for read_committed come from a read_uncommitted client: see # Guarantees.
-        let watermark_client: Option<BaseConsumer> = if config.read_committed {
-            Some(
-                consumer_config(&config.client, &config.client_id, false)
-                    .create()
-                    .map_err(|e| {
-                        StorageError::kafka(
-                            format!("create end-offset client for {}", config.topic),
-                            e,
-                        )
-                    })?,
-            )
-        } else {
-            None
-        };
-
+        // End offsets come from a second, idle, read_uncommitted client: a broker answers one
+        // request per connection at a time, so asking the tailing consumer would queue behind
+        // its long-poll fetch (`fetch.wait.max.ms`) for every partition. read_uncommitted also
+        // gives the high watermark in read_committed mode: see # Guarantees.
+        let watermark_client: BaseConsumer = consumer_config(
+            &config.client,
+            &format!("{}-end-offsets", config.client_id),
+            false,
+        )
+        .create()
+        .map_err(|e| {
+            StorageError::kafka(format!("create end-offset client for {}", config.topic), e)
+        })?;
         let (tx, rx) = std_mpsc::channel();
         let (ready_tx, ready_rx) = oneshot::channel();
         let topic = config.topic.clone();
@@ -297,7 +294,7 @@ pub(crate) async fn send_all(
 struct Tailer {
     topic: String,
     consumer: BaseConsumer,
-    watermark_client: Option<BaseConsumer>,
+    watermark_client: BaseConsumer,
     on_record: RecordCallback,
     partitions: Vec<i32>,
     /// Next offset to deliver per partition, from the records seen.
@@ -309,7 +306,7 @@ impl Tailer {
     fn assign(
         topic: String,
         consumer: BaseConsumer,
-        watermark_client: Option<BaseConsumer>,
+        watermark_client: BaseConsumer,
         on_record: RecordCallback,
     ) -> Result<Self, StorageError> {
         let partitions = super::topics::wait_for_partitions(&consumer, &topic)?;
@@ -368,7 +365,7 @@ impl Tailer {
     }
 
     fn end_offsets(&self) -> Result<HashMap<i32, i64>, StorageError> {
-        let client = self.watermark_client.as_ref().unwrap_or(&self.consumer);
+        let client = &self.watermark_client;
         let mut ends = HashMap::new();
         for p in &self.partitions {
             // Leadership moves (e.g. right after topic creation or a broker restart) answer
