@@ -3,6 +3,7 @@
 //! - [`config`]: worker properties (Java `.properties`, the keys of `connect-distributed.properties`)
 //! - [`cluster`]: group membership over Kafka's classic group APIs, protocol codecs, assignors
 //! - [`storage`]: the Kafka-backed log and the config, offset and status stores in Connect's formats
+//! - [`herder`]: the distributed herder: assignments + config changes -> running work
 //! - [`runtime`]: connector and task instances: the source and sink task runners
 //! - [`rest`]: the REST API (axum), one module per resource
 //! - [`version`]: what `GET /` reports
@@ -12,6 +13,7 @@
 
 pub mod cluster;
 pub mod config;
+pub mod herder;
 pub mod rest;
 pub mod runtime;
 pub mod storage;

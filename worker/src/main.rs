@@ -1,4 +1,8 @@
 //! `connect-worker <worker.properties>`: starts one distributed worker.
+//!
+//! This is the composition root: it reads the worker config, opens the internal topics, joins
+//! the group through the herder and serves the REST API until SIGTERM or Ctrl-C, then stops
+//! every task (committing offsets), leaves the group and exits.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -10,9 +14,20 @@ use rdkafka::ClientConfig;
 use rdkafka::admin::AdminClient;
 use rdkafka::client::DefaultClientContext;
 use tokio::net::TcpListener;
+use tokio::sync::{RwLock, mpsc};
+use tokio_util::sync::CancellationToken;
 
-use connect_worker::config::WorkerConfig;
+use connect_worker::config::{ExactlyOnceSourceSupport, WorkerConfig};
+use connect_worker::herder::{Herder, HerderHandle, HerderParts, HerderView};
 use connect_worker::rest::{self, RestState};
+use connect_worker::runtime::worker::{StatusReporter, Worker};
+use connect_worker::storage::config::ConfigStoreSettings;
+use connect_worker::storage::offsets::OffsetStoreSettings;
+use connect_worker::storage::status::StatusStoreSettings;
+use connect_worker::storage::topics::TopicSettings;
+use connect_worker::storage::{
+    ConfigBackingStore, ConnectorOffsetBackingStore, OffsetBackingStore, StatusBackingStore,
+};
 
 /// A Kafka Connect-compatible distributed worker.
 #[derive(Debug, Parser)]
@@ -31,15 +46,132 @@ async fn main() -> anyhow::Result<()> {
         )
         .init();
     let cli = Cli::parse();
-    let config = WorkerConfig::from_file(&cli.worker_properties)?;
+    let config = Arc::new(WorkerConfig::from_file(&cli.worker_properties)?);
+    let shutdown = CancellationToken::new();
+    tokio::spawn({
+        let shutdown = shutdown.clone();
+        async move {
+            shutdown_signal().await;
+            tracing::info!("shutdown requested");
+            shutdown.cancel();
+        }
+    });
 
     let kafka_cluster_id = fetch_cluster_id(&config)
         .await
         .with_context(|| format!("failed to reach Kafka at {}", config.bootstrap_servers))?;
     tracing::info!(kafka_cluster_id = %kafka_cluster_id, "connected to Kafka");
 
+    let listener = config
+        .listeners
+        .first()
+        .expect("config requires one listener")
+        .clone();
+    let advertised_host = config.rest_advertised_host_name.clone().unwrap_or_else(|| {
+        if listener.host.is_empty() || listener.host == "0.0.0.0" {
+            hostname()
+        } else {
+            listener.host.clone()
+        }
+    });
+    let advertised_port = config.rest_advertised_port.unwrap_or(listener.port);
+    let scheme = config
+        .rest_advertised_listener
+        .clone()
+        .unwrap_or_else(|| listener.scheme.clone());
+    let worker_id = format!("{advertised_host}:{advertised_port}");
+    let worker_url = format!("{scheme}://{advertised_host}:{advertised_port}/");
+
+    // Internal topics: read each to the end before anything acts on them.
+    let eos_enabled = config.exactly_once_source_support == ExactlyOnceSourceSupport::Enabled;
+    let mut client = ClientConfig::new();
+    client.set("bootstrap.servers", &config.bootstrap_servers);
+    let config_store = Arc::new(
+        ConfigBackingStore::start(ConfigStoreSettings {
+            topic: TopicSettings::new(
+                &config.config_storage_topic,
+                1,
+                config.config_storage_replication_factor.into(),
+            ),
+            client: client.clone(),
+            group_id: config.group_id.clone(),
+            read_committed: eos_enabled,
+            transactional_writes: false,
+        })
+        .await
+        .context("failed to start the config topic store")?,
+    );
+    let offset_store = Arc::new(
+        OffsetBackingStore::start(OffsetStoreSettings {
+            topic: TopicSettings::new(
+                &config.offset_storage_topic,
+                config.offset_storage_partitions,
+                config.offset_storage_replication_factor.into(),
+            ),
+            client: client.clone(),
+            client_id: format!("{}-offsets", config.group_id),
+            read_committed: eos_enabled,
+        })
+        .await
+        .context("failed to start the offsets topic store")?,
+    );
+    let status_store = Arc::new(
+        StatusBackingStore::start(StatusStoreSettings {
+            topic: TopicSettings::new(
+                &config.status_storage_topic,
+                config.status_storage_partitions,
+                config.status_storage_replication_factor.into(),
+            ),
+            client: client.clone(),
+            client_id: format!("{}-statuses", config.group_id),
+        })
+        .await
+        .context("failed to start the status topic store")?,
+    );
+
+    let registry = Arc::new(connect_connectors::builtin_plugins());
+    let status = StatusReporter::spawn(status_store.clone(), worker_id.clone());
+    let (requests_tx, requests_rx) = mpsc::unbounded_channel();
+    let (commands_tx, commands_rx) = mpsc::unbounded_channel();
+    let worker = Worker::new(
+        config.clone(),
+        registry.clone(),
+        Arc::new(ConnectorOffsetBackingStore::worker_only(
+            offset_store.clone(),
+        )),
+        status,
+        requests_tx,
+    );
+    let view = Arc::new(RwLock::new(HerderView {
+        worker_id: worker_id.clone(),
+        worker_url: worker_url.clone(),
+        rebalancing: true,
+        ..Default::default()
+    }));
+    let herder = Herder::new(HerderParts {
+        config: config.clone(),
+        config_store: config_store.clone(),
+        status_store: status_store.clone(),
+        worker,
+        connector_requests: requests_rx,
+        view: view.clone(),
+        worker_url: worker_url.clone(),
+        commands: commands_rx,
+    });
+    let herder_task = tokio::spawn(herder.run(shutdown.clone()));
+
     let app = rest::router(RestState {
-        kafka_cluster_id: kafka_cluster_id.into(),
+        kafka_cluster_id: kafka_cluster_id.clone().into(),
+        herder: Some(HerderHandle {
+            config: config.clone(),
+            registry,
+            config_store: config_store.clone(),
+            status_store: status_store.clone(),
+            offset_store: offset_store.clone(),
+            view,
+            kafka_cluster_id: kafka_cluster_id.into(),
+            commands: commands_tx,
+        }),
     });
     let mut servers = Vec::new();
     for listener in &config.listeners {
@@ -59,19 +191,40 @@ async fn main() -> anyhow::Result<()> {
         let socket = TcpListener::bind((host, listener.port))
             .await
             .with_context(|| format!("failed to bind REST listener {host}:{}", listener.port))?;
-        tracing::info!(address = %socket.local_addr()?, "REST server listening");
+        tracing::info!(address = %socket.local_addr()?, worker_id = %worker_id, "REST server listening");
         let app = app.clone();
+        let shutdown = shutdown.clone();
         servers.push(tokio::spawn(async move {
             axum::serve(socket, app)
-                .with_graceful_shutdown(shutdown_signal())
+                .with_graceful_shutdown(async move { shutdown.cancelled().await })
                 .await
         }));
     }
+
+    let outcome = herder_task.await.context("herder task panicked")?;
+    shutdown.cancel();
     for server in servers {
         server.await??;
     }
-    tracing::info!("worker stopped");
-    Ok(())
+    config_store.stop().await;
+    offset_store.stop().await;
+    status_store.stop().await;
+    match outcome {
+        Ok(()) => {
+            tracing::info!("worker stopped");
+            Ok(())
+        }
+        Err(e) => anyhow::bail!("worker stopped: {e}"),
+    }
+}
+
+/// The machine's host name, for the advertised URL when the listener names no host.
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_owned())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "localhost".to_owned())
 }
 
 /// Reads the cluster id with a metadata request; retries for a while so the worker can start
@@ -84,7 +237,7 @@ async fn fetch_cluster_id(config: &WorkerConfig) -> anyhow::Result<String> {
     }
     let admin: AdminClient<DefaultClientContext> = client_config.create()?;
     let admin = Arc::new(admin);
-    for attempt in 1..=30 {
+    for attempt in 1..=15 {
         let admin = admin.clone();
         // librdkafka blocks the calling thread; keep it off the executor.
         let id = tokio::task::spawn_blocking(move || {
@@ -99,7 +252,7 @@ async fn fetch_cluster_id(config: &WorkerConfig) -> anyhow::Result<String> {
             "Kafka did not answer the metadata request yet; retrying"
         );
     }
-    anyhow::bail!("no cluster id after 30 attempts")
+    anyhow::bail!("no answer to metadata requests within 30 seconds")
 }
 
 async fn shutdown_signal() {

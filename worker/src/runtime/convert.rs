@@ -30,14 +30,15 @@ impl RecordConverters {
         worker: &WorkerConfig,
         connector: &ConnectorConfig,
     ) -> connect_api::Result<Self> {
-        let pick = |own: Option<&String>, worker_class: &str, prefix: &str| {
-            match own {
-                Some(class) => (class.clone(), sub_config(&connector.originals, prefix)),
-                None => (worker_class.to_owned(), worker.with_prefix(prefix)),
-            }
+        let pick = |own: Option<&String>, worker_class: &str, prefix: &str| match own {
+            Some(class) => (class.clone(), sub_config(&connector.originals, prefix)),
+            None => (worker_class.to_owned(), worker.with_prefix(prefix)),
         };
-        let (key_class, key_cfg) =
-            pick(connector.key_converter.as_ref(), &worker.key_converter, "key.converter.");
+        let (key_class, key_cfg) = pick(
+            connector.key_converter.as_ref(),
+            &worker.key_converter,
+            "key.converter.",
+        );
         let (value_class, value_cfg) = pick(
             connector.value_converter.as_ref(),
             &worker.value_converter,
@@ -77,11 +78,19 @@ impl RecordConverters {
         self.value.from_connect_data(topic, schema, value)
     }
 
-    pub fn key_from_bytes(&self, topic: &str, bytes: Option<&[u8]>) -> connect_api::Result<SchemaAndValue> {
+    pub fn key_from_bytes(
+        &self,
+        topic: &str,
+        bytes: Option<&[u8]>,
+    ) -> connect_api::Result<SchemaAndValue> {
         self.key.to_connect_data(topic, bytes)
     }
 
-    pub fn value_from_bytes(&self, topic: &str, bytes: Option<&[u8]>) -> connect_api::Result<SchemaAndValue> {
+    pub fn value_from_bytes(
+        &self,
+        topic: &str,
+        bytes: Option<&[u8]>,
+    ) -> connect_api::Result<SchemaAndValue> {
         self.value.to_connect_data(topic, bytes)
     }
 

@@ -2,16 +2,20 @@
 //!
 //! - [`convert`]: the key/value/header converters of a connector (its overrides, else the worker's)
 //! - [`source`]: the at-least-once source task runner (poll -> convert -> produce -> offsets)
+//! - [`connector`]: a running connector instance (start, task configs, pause, stop)
+//! - [`worker`]: the connectors and tasks running on this worker (Connect's `Worker`)
 //! - [`sink`]: the sink task runner (consume -> convert -> put -> pre_commit -> commit)
 //!
 //! Runners report through [`TaskStatusListener`] and persist source offsets through
 //! [`SourceOffsetBackend`]; the herder implements both on the status and offset stores.
 
+pub mod connector;
 pub mod convert;
+mod offsets;
 pub mod sink;
 pub mod source;
+pub mod worker;
 
-use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,27 +23,16 @@ use async_trait::async_trait;
 use connect_api::connector::OffsetStorageReader;
 use connect_api::{SourceOffset, SourcePartition, Timer};
 
-/// `<connector>-<task>`, Connect's `ConnectorTaskId`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TaskKey {
-    pub connector: String,
-    pub task: u32,
-}
-
-impl fmt::Display for TaskKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}-{}", self.connector, self.task)
-    }
-}
+pub use crate::storage::ConnectorTaskId;
 
 /// What a runner reports about its task (Java's `TaskStatus.Listener`).
 pub trait TaskStatusListener: Send + Sync {
-    fn on_running(&self, id: &TaskKey);
-    fn on_paused(&self, id: &TaskKey);
+    fn on_running(&self, id: &ConnectorTaskId);
+    fn on_paused(&self, id: &ConnectorTaskId);
     /// The task failed; `trace` is the error chain shown as the status `trace`.
-    fn on_failure(&self, id: &TaskKey, trace: String);
+    fn on_failure(&self, id: &ConnectorTaskId, trace: String);
     /// The task stopped cleanly (rebalance, shutdown, stop).
-    fn on_shutdown(&self, id: &TaskKey);
+    fn on_shutdown(&self, id: &ConnectorTaskId);
 }
 
 /// Where source offsets live (the offsets topic), keyed by connector.
@@ -67,7 +60,10 @@ pub struct BackendOffsetReader {
 
 #[async_trait]
 impl OffsetStorageReader for BackendOffsetReader {
-    async fn offset(&self, partition: &SourcePartition) -> connect_api::Result<Option<SourceOffset>> {
+    async fn offset(
+        &self,
+        partition: &SourcePartition,
+    ) -> connect_api::Result<Option<SourceOffset>> {
         Ok(self
             .offsets(std::slice::from_ref(partition))
             .await?
@@ -80,12 +76,15 @@ impl OffsetStorageReader for BackendOffsetReader {
         &self,
         partitions: &[SourcePartition],
     ) -> connect_api::Result<Vec<(SourcePartition, Option<SourceOffset>)>> {
-        self.backend.read(&self.connector, partitions).await.map_err(|e| {
-            connect_api::ConnectError::retriable(format!(
-                "failed to read offsets for connector \"{}\": {e}",
-                self.connector
-            ))
-        })
+        self.backend
+            .read(&self.connector, partitions)
+            .await
+            .map_err(|e| {
+                connect_api::ConnectError::retriable(format!(
+                    "failed to read offsets for connector \"{}\": {e}",
+                    self.connector
+                ))
+            })
     }
 }
 

@@ -45,7 +45,7 @@ use tokio::runtime::Handle;
 use tokio::sync::watch;
 
 use super::convert::{RecordConverters, conversion_error};
-use super::{TaskKey, TaskStatusListener, TokioTimer};
+use super::{ConnectorTaskId, TaskStatusListener, TokioTimer};
 
 /// Records handed to one `put` at most.
 const MAX_BATCH: usize = 500;
@@ -53,7 +53,7 @@ const POLL_TIMEOUT: Duration = Duration::from_millis(100);
 
 /// Everything the runner needs besides the task itself.
 pub struct SinkTaskRun {
-    pub id: TaskKey,
+    pub id: ConnectorTaskId,
     pub task_config: ConfigMap,
     pub connector_config: SinkConnectorConfig,
     pub offset_commit_interval: Duration,
@@ -114,7 +114,7 @@ impl SinkTaskControl for Control {
 /// State shared between the poll loop and the rebalance callbacks (same thread, so the
 /// mutexes never contend; they exist because the callbacks only get `&self`).
 struct Shared {
-    id: TaskKey,
+    id: ConnectorTaskId,
     rt: Handle,
     task: Mutex<Box<dyn SinkTask>>,
     current: Mutex<SinkOffsets>,
@@ -165,7 +165,10 @@ impl Shared {
             return Ok(());
         }
         consumer.commit(&tpl, CommitMode::Sync).map_err(|e| {
-            ConnectError::retriable(format!("failed to commit offsets for task {}: {e}", self.id))
+            ConnectError::retriable(format!(
+                "failed to commit offsets for task {}: {e}",
+                self.id
+            ))
         })?;
         tracing::debug!(task = %self.id, partitions = tpl.count(), "committed sink offsets");
         Ok(())
@@ -179,12 +182,17 @@ struct SinkContext {
 impl ClientContext for SinkContext {}
 
 fn partitions_of(tpl: &TopicPartitionList) -> Vec<TopicPartition> {
-    tpl.elements().iter().map(|e| TopicPartition::new(e.topic(), e.partition())).collect()
+    tpl.elements()
+        .iter()
+        .map(|e| TopicPartition::new(e.topic(), e.partition()))
+        .collect()
 }
 
 impl ConsumerContext for SinkContext {
     fn pre_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
-        let Rebalance::Revoke(tpl) = rebalance else { return };
+        let Rebalance::Revoke(tpl) = rebalance else {
+            return;
+        };
         let revoked: BTreeSet<TopicPartition> = partitions_of(tpl).into_iter().collect();
         if revoked.is_empty() {
             return;
@@ -198,12 +206,20 @@ impl ConsumerContext for SinkContext {
         if let Err(e) = s.with_task(async |t| t.close(&list).await) {
             s.fail(e);
         }
-        s.current.lock().unwrap_or_else(|p| p.into_inner()).retain(|tp, _| !revoked.contains(tp));
-        s.control.lock().assignment.retain(|tp| !revoked.contains(tp));
+        s.current
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|tp, _| !revoked.contains(tp));
+        s.control
+            .lock()
+            .assignment
+            .retain(|tp| !revoked.contains(tp));
     }
 
     fn post_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
-        let Rebalance::Assign(tpl) = rebalance else { return };
+        let Rebalance::Assign(tpl) = rebalance else {
+            return;
+        };
         let assigned = partitions_of(tpl);
         if assigned.is_empty() {
             return;
@@ -254,12 +270,19 @@ fn execute(run: &SinkTaskRun, shared: &Arc<Shared>) -> Result<(), ConnectError> 
         .set("auto.offset.reset", "earliest")
         .set("client.id", format!("connector-consumer-{}", run.id));
     let consumer: BaseConsumer<SinkContext> = cfg
-        .create_with_context(SinkContext { shared: shared.clone() })
-        .map_err(|e| ConnectError::fatal(format!("failed to create consumer for task {}: {e}", run.id)))?;
+        .create_with_context(SinkContext {
+            shared: shared.clone(),
+        })
+        .map_err(|e| {
+            ConnectError::fatal(format!(
+                "failed to create consumer for task {}: {e}",
+                run.id
+            ))
+        })?;
 
     let ctx = SinkTaskContext::new(
         run.id.connector.clone(),
-        run.id.task,
+        run.id.task as u32,
         shared.control.clone(),
         Arc::new(TokioTimer),
         run.cancel.clone(),
@@ -269,13 +292,17 @@ fn execute(run: &SinkTaskRun, shared: &Arc<Shared>) -> Result<(), ConnectError> 
 
     let subscription: Vec<String> = match &run.connector_config.topics_regex {
         // librdkafka treats a subscription starting with ^ as a regular expression.
-        Some(re) => vec![if re.starts_with('^') { re.clone() } else { format!("^{re}") }],
+        Some(re) => vec![if re.starts_with('^') {
+            re.clone()
+        } else {
+            format!("^{re}")
+        }],
         None => run.connector_config.topics.clone(),
     };
     let refs: Vec<&str> = subscription.iter().map(String::as_str).collect();
-    consumer
-        .subscribe(&refs)
-        .map_err(|e| ConnectError::fatal(format!("failed to subscribe to {subscription:?}: {e}")))?;
+    consumer.subscribe(&refs).map_err(|e| {
+        ConnectError::fatal(format!("failed to subscribe to {subscription:?}: {e}"))
+    })?;
     run.status.on_running(&run.id);
     tracing::info!(task = %run.id, topics = ?subscription, "sink task started");
 
@@ -303,7 +330,12 @@ fn poll_loop(
     let mut next_commit = Instant::now() + run.offset_commit_interval;
     let mut paused = false;
     while !run.cancel.is_cancelled() {
-        if let Some(e) = shared.failure.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(e) = shared
+            .failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
             return Err(e);
         }
         apply_requests(run, shared, consumer, paused)?;
@@ -375,7 +407,10 @@ fn poll_batch(
     Ok(batch)
 }
 
-fn convert(run: &SinkTaskRun, msg: &BorrowedMessage<'_>) -> Result<Option<SinkRecord>, ConnectError> {
+fn convert(
+    run: &SinkTaskRun,
+    msg: &BorrowedMessage<'_>,
+) -> Result<Option<SinkRecord>, ConnectError> {
     let topic = msg.topic();
     let converted = (|| {
         let key = run
@@ -451,7 +486,12 @@ fn put_with_retries(
                 let wait = shared.control.lock().timeout.take().unwrap_or(backoff);
                 tracing::warn!(task = %run.id, error = %e, wait = ?wait, "retriable put error; redelivering the batch");
                 std::thread::sleep(wait);
-                backoff = (backoff * 2).min(run.connector_config.common.errors_retry_max_delay.max(Duration::from_millis(100)));
+                backoff = (backoff * 2).min(
+                    run.connector_config
+                        .common
+                        .errors_retry_max_delay
+                        .max(Duration::from_millis(100)),
+                );
             }
             Err(e) => return Err(e),
         }
@@ -470,7 +510,11 @@ fn set_all_paused(consumer: &BaseConsumer<SinkContext>, pause: bool) -> Result<(
     let assignment = consumer
         .assignment()
         .map_err(|e| ConnectError::retriable(format!("failed to read assignment: {e}")))?;
-    let r = if pause { consumer.pause(&assignment) } else { consumer.resume(&assignment) };
+    let r = if pause {
+        consumer.pause(&assignment)
+    } else {
+        consumer.resume(&assignment)
+    };
     r.map_err(|e| ConnectError::retriable(format!("failed to pause/resume partitions: {e}")))
 }
 
@@ -482,20 +526,39 @@ fn apply_requests(
 ) -> Result<(), ConnectError> {
     let (rewinds, pauses, resumes) = {
         let mut r = shared.control.lock();
-        (std::mem::take(&mut r.rewinds), std::mem::take(&mut r.pauses), std::mem::take(&mut r.resumes))
+        (
+            std::mem::take(&mut r.rewinds),
+            std::mem::take(&mut r.pauses),
+            std::mem::take(&mut r.resumes),
+        )
     };
     for (tp, offset) in rewinds {
         consumer
-            .seek(&tp.topic, tp.partition, Offset::Offset(offset), Duration::from_secs(10))
-            .map_err(|e| ConnectError::retriable(format!("failed to rewind {tp:?} to {offset}: {e}")))?;
-        shared.current.lock().unwrap_or_else(|p| p.into_inner()).insert(tp, offset);
+            .seek(
+                &tp.topic,
+                tp.partition,
+                Offset::Offset(offset),
+                Duration::from_secs(10),
+            )
+            .map_err(|e| {
+                ConnectError::retriable(format!("failed to rewind {tp:?} to {offset}: {e}"))
+            })?;
+        shared
+            .current
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(tp, offset);
     }
     if !pauses.is_empty() {
-        consumer.pause(&tpl_of(&pauses)).map_err(|e| ConnectError::retriable(e.to_string()))?;
+        consumer
+            .pause(&tpl_of(&pauses))
+            .map_err(|e| ConnectError::retriable(e.to_string()))?;
     }
     // While the connector is PAUSED, the task's own resumes wait for the connector to resume.
     if !resumes.is_empty() && !all_paused {
-        consumer.resume(&tpl_of(&resumes)).map_err(|e| ConnectError::retriable(e.to_string()))?;
+        consumer
+            .resume(&tpl_of(&resumes))
+            .map_err(|e| ConnectError::retriable(e.to_string()))?;
     }
     let _ = run;
     Ok(())

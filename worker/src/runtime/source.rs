@@ -40,11 +40,13 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::convert::{RecordConverters, conversion_error};
-use super::{BackendOffsetReader, SourceOffsetBackend, TaskKey, TaskStatusListener, TokioTimer};
+use super::{
+    BackendOffsetReader, ConnectorTaskId, SourceOffsetBackend, TaskStatusListener, TokioTimer,
+};
 
 /// Everything the runner needs besides the task itself.
 pub struct SourceTaskRun {
-    pub id: TaskKey,
+    pub id: ConnectorTaskId,
     pub task_config: ConfigMap,
     pub connector_config: ConnectorConfig,
     pub offset_flush_interval: Duration,
@@ -71,7 +73,7 @@ pub(crate) struct ProducerRecord {
 pub(crate) fn convert_record(
     converters: &RecordConverters,
     config: &ConnectorConfig,
-    id: &TaskKey,
+    id: &ConnectorTaskId,
     record: &SourceRecord,
 ) -> Result<Option<ProducerRecord>, ConnectError> {
     let topic = &record.topic;
@@ -128,7 +130,10 @@ impl ProducerRecord {
         if !self.headers.is_empty() {
             let mut hs = OwnedHeaders::new_with_capacity(self.headers.len());
             for (k, v) in &self.headers {
-                hs = hs.insert(Header { key: k, value: v.as_deref() });
+                hs = hs.insert(Header {
+                    key: k,
+                    value: v.as_deref(),
+                });
             }
             fr = fr.headers(hs);
         }
@@ -136,25 +141,18 @@ impl ProducerRecord {
     }
 }
 
-/// Sends, waiting for room when librdkafka's queue is full rather than failing.
-pub(crate) async fn send_with_backpressure(
+/// Tries to hand a record to librdkafka; `Ok(None)` means its queue is full (back off and retry).
+pub(crate) fn try_send(
     producer: &FutureProducer,
     record: &ProducerRecord,
-    mut wait_for_room: impl AsyncFnMut() -> Result<(), ConnectError>,
-) -> Result<DeliveryFuture, ConnectError> {
-    loop {
-        match producer.send_result(record.as_future_record()) {
-            Ok(f) => return Ok(f),
-            Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), _)) => {
-                wait_for_room().await?;
-            }
-            Err((e, _)) => {
-                return Err(ConnectError::fatal(format!(
-                    "failed to send record to topic {}: {e}",
-                    record.topic
-                )));
-            }
-        }
+) -> Result<Option<DeliveryFuture>, ConnectError> {
+    match producer.send_result(record.as_future_record()) {
+        Ok(f) => Ok(Some(f)),
+        Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), _)) => Ok(None),
+        Err((e, _)) => Err(ConnectError::fatal(format!(
+            "failed to send record to topic {}: {e}",
+            record.topic
+        ))),
     }
 }
 
@@ -168,7 +166,10 @@ pub(crate) async fn await_delivery(
 
 fn delivery_result(
     topic: &str,
-    outcome: Result<rdkafka::producer::future_producer::OwnedDeliveryResult, futures::channel::oneshot::Canceled>,
+    outcome: Result<
+        rdkafka::producer::future_producer::OwnedDeliveryResult,
+        futures::channel::oneshot::Canceled,
+    >,
 ) -> Result<RecordMetadata, ConnectError> {
     match outcome {
         Ok(Ok(d)) => Ok(RecordMetadata {
@@ -241,14 +242,19 @@ impl Runner {
         if self.pending_offsets.is_empty() {
             return Ok(());
         }
-        let offsets: Vec<_> = std::mem::take(&mut self.pending_offsets).into_values().collect();
+        let offsets: Vec<_> = std::mem::take(&mut self.pending_offsets)
+            .into_values()
+            .collect();
         let n = offsets.len();
         self.run
             .offsets
             .write(&self.run.id.connector, offsets)
             .await
             .map_err(|e| {
-                ConnectError::fatal(format!("failed to commit offsets for task {}: {e}", self.run.id))
+                ConnectError::fatal(format!(
+                    "failed to commit offsets for task {}: {e}",
+                    self.run.id
+                ))
             })?;
         tracing::debug!(task = %self.run.id, partitions = n, "committed source offsets");
         self.task.commit().await
@@ -264,23 +270,24 @@ impl Runner {
             )?;
             let delivery = match converted {
                 None => None,
-                Some(pr) => {
-                    let producer = self.run.producer.clone();
-                    let fut = send_with_backpressure(&producer, &pr, async || {
-                        if self.in_flight.is_empty() {
-                            tokio::time::sleep(Duration::from_millis(10)).await;
-                            Ok(())
-                        } else {
-                            self.complete_oldest().await
-                        }
-                    })
-                    .await?;
-                    Some(fut)
-                }
+                Some(pr) => loop {
+                    if let Some(fut) = try_send(&self.run.producer, &pr)? {
+                        break Some(fut);
+                    }
+                    // librdkafka's queue is full: make room by waiting for the oldest ack.
+                    if self.in_flight.is_empty() {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    } else {
+                        self.complete_oldest().await?;
+                    }
+                },
             };
             self.pending_offsets.insert(
                 partition_key(&record.source_partition),
-                (record.source_partition.clone(), record.source_offset.clone()),
+                (
+                    record.source_partition.clone(),
+                    record.source_offset.clone(),
+                ),
             );
             self.in_flight.push_back(InFlight { record, delivery });
         }
@@ -320,7 +327,7 @@ impl Runner {
     async fn execute(&mut self) -> Result<(), ConnectError> {
         let ctx = SourceTaskContext::new(
             self.run.id.connector.clone(),
-            self.run.id.task,
+            self.run.id.task as u32,
             Arc::new(BackendOffsetReader {
                 connector: self.run.id.connector.clone(),
                 backend: self.run.offsets.clone(),

@@ -1,0 +1,574 @@
+//! The distributed herder: one state machine per worker that turns group assignments, config
+//! topic changes and target states into running connectors and tasks.
+//!
+//! ```text
+//!   group member ──Assigned/RebalanceStarted/MembershipLost──┐
+//!   config topic ──ConfigUpdate (connector, tasks, target)───┼──> herder loop ──> reconcile()
+//!   connectors  ──Reconfigure(name)──────────────────────────┘         │
+//!                                                                      ├─ start/stop connectors and tasks
+//!                                                                      ├─ regenerate task configs
+//!                                                                      └─ leader: rejoin when the work changed
+//! ```
+//!
+//! Every event ends in [`reconcile`](Herder::reconcile), which compares what should run here
+//! (the assignment, read against the latest config snapshot) with what runs, and fixes the
+//! difference. It is idempotent, so a missed or repeated event costs nothing but a pass.
+//!
+//! # Guarantees
+//!
+//! - Work starts only once the config snapshot has reached the assignment's config offset;
+//!   a worker that cannot catch up within `worker.sync.timeout.ms` rejoins instead.
+//! - Revoked work is stopped (offsets committed, status written) before this worker rejoins,
+//!   so under the cooperative protocols no task runs on two workers at once.
+//! - On `MembershipLost` everything stops at once: another worker may already own it.
+//!
+//! # Errors
+//!
+//! Connector and task failures are statuses, never herder failures. A fatal group error ends
+//! the loop and the worker exits non-zero.
+
+mod view;
+
+pub use view::{HerderCommand, HerderHandle, HerderView};
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use connect_api::ConfigMap;
+use connect_api::config::connector::TASKS_MAX_CONFIG;
+use tokio::sync::{RwLock, broadcast, mpsc, watch};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::cluster::{
+    self, ClusterConfigSnapshot, ConnectProtocolVersion, GroupEvent, GroupHandle,
+};
+use crate::config::WorkerConfig;
+use crate::runtime::connector::ConnectorRequest;
+use crate::runtime::worker::Worker;
+use crate::storage::{
+    ClusterConfigState, ConfigBackingStore, ConfigUpdate, ConnectorTaskId, RestartRequest,
+    StatusBackingStore, TargetState,
+};
+
+/// How often reconcile runs without any event (retries of failed task-config writes, etc.).
+const RECONCILE_INTERVAL: Duration = Duration::from_secs(2);
+
+pub struct Herder {
+    config: Arc<WorkerConfig>,
+    config_store: Arc<ConfigBackingStore>,
+    status_store: Arc<StatusBackingStore>,
+    worker: Worker,
+    member: GroupHandle,
+    events: mpsc::Receiver<GroupEvent>,
+    member_snapshot: watch::Sender<Arc<ClusterConfigSnapshot>>,
+    config_updates: broadcast::Receiver<ConfigUpdate>,
+    connector_requests: mpsc::UnboundedReceiver<ConnectorRequest>,
+    commands: mpsc::UnboundedReceiver<HerderCommand>,
+    view: Arc<RwLock<HerderView>>,
+    /// What the group assigned to this worker.
+    owned_connectors: BTreeSet<String>,
+    owned_tasks: BTreeSet<ConnectorTaskId>,
+    /// Whether an assignment has been applied since the last rebalance started.
+    assigned: bool,
+    /// The configs running work was started with, to notice changes.
+    applied_connector_configs: BTreeMap<String, ConfigMap>,
+    applied_task_configs: BTreeMap<ConnectorTaskId, ConfigMap>,
+    /// Connectors whose task configs must be (re)generated.
+    needs_task_configs: BTreeSet<String>,
+    rejoin_at: Option<Instant>,
+    /// The protocol the group settled on at the last assignment.
+    protocol: ConnectProtocolVersion,
+}
+
+/// Everything the herder is built from.
+pub struct HerderParts {
+    pub config: Arc<WorkerConfig>,
+    pub config_store: Arc<ConfigBackingStore>,
+    pub status_store: Arc<StatusBackingStore>,
+    pub worker: Worker,
+    pub connector_requests: mpsc::UnboundedReceiver<ConnectorRequest>,
+    pub view: Arc<RwLock<HerderView>>,
+    pub worker_url: String,
+    pub commands: mpsc::UnboundedReceiver<HerderCommand>,
+}
+
+fn storage_id(id: &cluster::ConnectorTaskId) -> ConnectorTaskId {
+    ConnectorTaskId::new(id.connector.clone(), id.task)
+}
+
+/// The leader's input: connector -> committed task count, at the snapshot's offset.
+fn member_snapshot(state: &ClusterConfigState) -> ClusterConfigSnapshot {
+    ClusterConfigSnapshot {
+        offset: state.offset,
+        connectors: state
+            .connector_configs
+            .keys()
+            // An inconsistent connector's tasks must not run until new configs are committed.
+            .map(|c| {
+                let n = if state.is_inconsistent(c) {
+                    0
+                } else {
+                    state.task_count(c).max(0) as u32
+                };
+                (c.clone(), n)
+            })
+            .collect(),
+    }
+}
+
+impl Herder {
+    /// Joins the group and returns the herder, ready to [`run`](Self::run).
+    pub fn new(parts: HerderParts) -> Self {
+        let snapshot = Arc::new(member_snapshot(&parts.config_store.snapshot()));
+        let (member_snapshot, snapshot_rx) = watch::channel(snapshot);
+        let protocol = match parts.config.connect_protocol {
+            crate::config::ConnectProtocol::Eager => ConnectProtocolVersion::Eager,
+            crate::config::ConnectProtocol::Compatible => ConnectProtocolVersion::Compatible,
+            crate::config::ConnectProtocol::Sessioned => ConnectProtocolVersion::Sessioned,
+        };
+        let (member, events) = cluster::spawn_member(
+            cluster::MembershipConfig {
+                bootstrap_servers: parts.config.bootstrap_servers.clone(),
+                group_id: parts.config.group_id.clone(),
+                session_timeout: parts.config.session_timeout,
+                rebalance_timeout: parts.config.rebalance_timeout,
+                heartbeat_interval: parts.config.heartbeat_interval,
+                protocol,
+                worker_url: parts.worker_url,
+                scheduled_rebalance_max_delay: parts.config.scheduled_rebalance_max_delay,
+                client_id: if parts.config.client_id.is_empty() {
+                    format!("connect-{}", parts.worker.status().worker_id())
+                } else {
+                    parts.config.client_id.clone()
+                },
+            },
+            snapshot_rx,
+        );
+        let config_updates = parts.config_store.subscribe();
+        Herder {
+            config: parts.config,
+            config_store: parts.config_store,
+            status_store: parts.status_store,
+            worker: parts.worker,
+            member,
+            events,
+            member_snapshot,
+            config_updates,
+            connector_requests: parts.connector_requests,
+            commands: parts.commands,
+            view: parts.view,
+            owned_connectors: BTreeSet::new(),
+            owned_tasks: BTreeSet::new(),
+            assigned: false,
+            applied_connector_configs: BTreeMap::new(),
+            applied_task_configs: BTreeMap::new(),
+            needs_task_configs: BTreeSet::new(),
+            rejoin_at: None,
+            protocol,
+        }
+    }
+
+    /// Runs until `shutdown` fires (then stops all work and leaves the group) or a fatal
+    /// group error (returned).
+    pub async fn run(mut self, shutdown: CancellationToken) -> Result<(), String> {
+        let mut tick = tokio::time::interval(RECONCILE_INTERVAL);
+        let outcome = loop {
+            let rejoin_at = self.rejoin_at;
+            tokio::select! {
+                _ = shutdown.cancelled() => break Ok(()),
+                ev = self.events.recv() => match ev {
+                    None => break Err("group membership ended".to_owned()),
+                    Some(GroupEvent::Fatal(msg)) => break Err(msg),
+                    Some(ev) => self.on_group_event(ev).await,
+                },
+                upd = self.config_updates.recv() => match upd {
+                    Ok(u) => self.on_config_update(u).await,
+                    // Missed updates: reconcile against the snapshot covers them all.
+                    Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => break Err("config topic reader stopped".to_owned()),
+                },
+                req = self.connector_requests.recv() => {
+                    if let Some(ConnectorRequest::Reconfigure(name)) = req {
+                        self.needs_task_configs.insert(name);
+                    }
+                }
+                _ = async { tokio::time::sleep_until(rejoin_at.unwrap_or_else(Instant::now)).await }, if rejoin_at.is_some() => {
+                    self.rejoin_at = None;
+                    self.member.request_rejoin();
+                }
+                cmd = self.commands.recv() => {
+                    if let Some(HerderCommand::RestartTask(id)) = cmd {
+                        self.restart_task(&id).await;
+                    }
+                }
+                _ = tick.tick() => {}
+            }
+            self.reconcile().await;
+        };
+        tracing::info!("herder stopping: stopping connectors and tasks, leaving the group");
+        self.view.write().await.rebalancing = true;
+        self.worker.stop_all().await;
+        self.member.leave().await;
+        outcome
+    }
+
+    async fn on_group_event(&mut self, ev: GroupEvent) {
+        match ev {
+            GroupEvent::RebalanceStarted => {
+                tracing::info!("rebalance started");
+                self.view.write().await.rebalancing = true;
+                self.assigned = false;
+                if !self.protocol.is_cooperative() {
+                    // Eager: everything is revoked at the start of every rebalance.
+                    self.owned_connectors.clear();
+                    self.owned_tasks.clear();
+                    self.stop_unowned().await;
+                }
+            }
+            GroupEvent::MembershipLost => {
+                tracing::warn!("lost group membership; stopping all connectors and tasks");
+                self.owned_connectors.clear();
+                self.owned_tasks.clear();
+                self.assigned = false;
+                self.view.write().await.rebalancing = true;
+                self.stop_unowned().await;
+            }
+            GroupEvent::Assigned {
+                generation,
+                member_id,
+                is_leader,
+                assignment,
+                leader_url,
+                protocol,
+            } => {
+                tracing::info!(
+                    generation, member_id = %member_id, is_leader, leader_url = %leader_url,
+                    connectors = ?assignment.connectors, tasks = assignment.tasks.len(),
+                    revoked_connectors = ?assignment.revoked_connectors, revoked_tasks = assignment.revoked_tasks.len(),
+                    delay = assignment.delay, error = assignment.error, "assignment received"
+                );
+                {
+                    let mut v = self.view.write().await;
+                    v.generation = generation;
+                    v.is_leader = is_leader;
+                    v.leader_url = Some(leader_url.clone()).filter(|u| !u.is_empty());
+                }
+                self.worker.status().set_generation(generation);
+                self.protocol = protocol;
+                if assignment.failed() {
+                    // CONFIG_MISMATCH: catch up with the config topic, then try again.
+                    let _ = self
+                        .config_store
+                        .refresh(self.config.worker_sync_timeout)
+                        .await;
+                    self.rejoin_at = Some(Instant::now() + Duration::from_millis(100));
+                    return;
+                }
+                if !self.sync_config(assignment.config_offset).await {
+                    tracing::warn!(
+                        offset = assignment.config_offset,
+                        "could not read the config topic up to the assignment's offset; rejoining"
+                    );
+                    self.rejoin_at = Some(
+                        Instant::now()
+                            + self
+                                .config
+                                .worker_unsync_backoff
+                                .min(Duration::from_secs(5)),
+                    );
+                    return;
+                }
+                if protocol.is_cooperative() {
+                    for c in &assignment.revoked_connectors {
+                        self.owned_connectors.remove(c);
+                    }
+                    for t in &assignment.revoked_tasks {
+                        self.owned_tasks.remove(&storage_id(t));
+                    }
+                    self.owned_connectors
+                        .extend(assignment.connectors.iter().cloned());
+                    self.owned_tasks
+                        .extend(assignment.tasks.iter().map(storage_id));
+                } else {
+                    self.owned_connectors = assignment.connectors.clone();
+                    self.owned_tasks = assignment.tasks.iter().map(storage_id).collect();
+                }
+                // Revoked work must be stopped before the group hands it to someone else.
+                self.stop_unowned().await;
+                self.assigned = true;
+                self.view.write().await.rebalancing = false;
+                if assignment.has_revocations() {
+                    self.member.request_rejoin();
+                } else if assignment.delay > 0 {
+                    self.rejoin_at =
+                        Some(Instant::now() + Duration::from_millis(assignment.delay as u64));
+                }
+            }
+            GroupEvent::Fatal(_) => {}
+        }
+    }
+
+    /// Reads the config topic until the snapshot covers `offset`.
+    async fn sync_config(&self, offset: i64) -> bool {
+        if self.config_store.snapshot().offset >= offset {
+            return true;
+        }
+        let _ = self
+            .config_store
+            .refresh(self.config.worker_sync_timeout)
+            .await;
+        self.config_store.snapshot().offset >= offset
+    }
+
+    async fn on_config_update(&mut self, update: ConfigUpdate) {
+        match update {
+            ConfigUpdate::RestartRequested(req) => self.restart(&req).await,
+            ConfigUpdate::ConnectorConfigUpdated(name) => {
+                if self.worker.is_running_connector(&name) {
+                    self.needs_task_configs.insert(name);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Stops what runs here but is no longer owned (or no longer exists).
+    async fn stop_unowned(&mut self) {
+        let snapshot = self.config_store.snapshot();
+        let tasks: Vec<ConnectorTaskId> = self
+            .worker
+            .running_tasks()
+            .into_iter()
+            .filter(|t| !self.owned_tasks.contains(t) || snapshot.task_config(t).is_none())
+            .collect();
+        if !tasks.is_empty() {
+            tracing::info!(tasks = ?tasks, "stopping tasks");
+            self.worker.stop_tasks(&tasks).await;
+            for t in &tasks {
+                self.applied_task_configs.remove(t);
+            }
+        }
+        for c in self.worker.running_connectors() {
+            if !self.owned_connectors.contains(&c) || !snapshot.contains(&c) {
+                tracing::info!(connector = %c, "stopping connector");
+                self.worker.stop_connector(&c).await;
+                self.applied_connector_configs.remove(&c);
+                self.needs_task_configs.remove(&c);
+            }
+        }
+    }
+
+    /// Brings running work in line with the assignment and the latest config snapshot.
+    async fn reconcile(&mut self) {
+        let snapshot = self.config_store.snapshot();
+        self.publish_member_snapshot(&snapshot);
+        if !self.assigned {
+            return;
+        }
+        self.stop_unowned().await;
+
+        // Connectors: start owned ones, restart on config change, apply target states.
+        for name in self.owned_connectors.clone() {
+            let Some(config) = snapshot.connector_config(&name) else {
+                continue;
+            };
+            let target = snapshot.target_state(&name).unwrap_or_default();
+            match self.applied_connector_configs.get(&name) {
+                Some(applied) if applied == config => self.worker.set_target_state(&name, target),
+                Some(_) => {
+                    tracing::info!(connector = %name, "connector config changed; restarting it");
+                    self.worker.stop_connector(&name).await;
+                    self.worker.start_connector(&name, config, target);
+                    self.applied_connector_configs
+                        .insert(name.clone(), config.clone());
+                }
+                None => {
+                    self.worker.start_connector(&name, config, target);
+                    self.applied_connector_configs
+                        .insert(name.clone(), config.clone());
+                }
+            }
+            if target == TargetState::Stopped && snapshot.task_count(&name) > 0 {
+                self.needs_task_configs.insert(name.clone());
+            }
+        }
+
+        // Tasks: start owned ones with their committed configs; restart on change.
+        for id in self.owned_tasks.clone() {
+            let (Some(task_config), Some(conn_config)) = (
+                snapshot.task_config(&id),
+                snapshot.connector_config(&id.connector),
+            ) else {
+                continue;
+            };
+            let target = snapshot.target_state(&id.connector).unwrap_or_default();
+            match self.applied_task_configs.get(&id) {
+                Some(applied) if applied == task_config => {}
+                Some(_) => {
+                    tracing::info!(task = %id, "task config changed; restarting the task");
+                    self.worker.stop_tasks(std::slice::from_ref(&id)).await;
+                    self.worker
+                        .start_task(id.clone(), task_config, conn_config, target);
+                    self.applied_task_configs
+                        .insert(id.clone(), task_config.clone());
+                }
+                None => {
+                    self.worker
+                        .start_task(id.clone(), task_config, conn_config, target);
+                    self.applied_task_configs
+                        .insert(id.clone(), task_config.clone());
+                }
+            }
+        }
+        // Target states of tasks whose connector runs elsewhere.
+        for id in &self.owned_tasks {
+            if let Some(t) = snapshot.target_state(&id.connector) {
+                self.worker.set_target_state(&id.connector, t);
+            }
+        }
+
+        for name in std::mem::take(&mut self.needs_task_configs) {
+            if let Err(e) = self.regenerate_task_configs(&name, &snapshot).await {
+                tracing::warn!(connector = %name, error = %e, "failed to update task configs; will retry");
+                self.needs_task_configs.insert(name);
+            }
+        }
+    }
+
+    fn publish_member_snapshot(&self, snapshot: &ClusterConfigState) {
+        let next = member_snapshot(snapshot);
+        let changed_work = {
+            let cur = self.member_snapshot.borrow();
+            cur.connectors != next.connectors
+        };
+        let changed = changed_work || self.member_snapshot.borrow().offset != next.offset;
+        if changed {
+            self.member_snapshot.send_replace(Arc::new(next));
+        }
+        // The leader starts a rebalance when the work to assign changed.
+        if changed_work
+            && self.assigned
+            && self.view.try_read().map(|v| v.is_leader).unwrap_or(false)
+        {
+            tracing::info!("connectors or task counts changed; leader requests a rebalance");
+            self.member.request_rejoin();
+        }
+    }
+
+    /// Asks a connector running here for its task configs and writes them if they changed.
+    async fn regenerate_task_configs(
+        &mut self,
+        name: &str,
+        snapshot: &ClusterConfigState,
+    ) -> Result<(), String> {
+        if !self.worker.is_running_connector(name) || !self.owned_connectors.contains(name) {
+            return Ok(());
+        }
+        let Some(config) = snapshot.connector_config(name) else {
+            return Ok(());
+        };
+        let target = snapshot.target_state(name).unwrap_or_default();
+        let configs = match target {
+            // A stopped connector has no tasks (Connect writes an empty task config set).
+            TargetState::Stopped => Vec::new(),
+            // A paused connector keeps its tasks as they are.
+            TargetState::Paused => return Ok(()),
+            TargetState::Started => {
+                let max_tasks = config
+                    .get(TASKS_MAX_CONFIG)
+                    .and_then(|v| v.trim().parse::<usize>().ok())
+                    .unwrap_or(1)
+                    .max(1);
+                self.worker
+                    .connector_task_configs(name, config, max_tasks)
+                    .await
+                    .map_err(|e| e.to_string())?
+            }
+        };
+        let current: Vec<ConfigMap> = snapshot
+            .tasks(name)
+            .iter()
+            .filter_map(|id| snapshot.task_config(id).cloned())
+            .collect();
+        if current == configs && !snapshot.is_inconsistent(name) {
+            return Ok(());
+        }
+        tracing::info!(connector = %name, tasks = configs.len(), "writing task configs");
+        self.config_store
+            .put_task_configs(name, &configs)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// Restarts one task if it is owned here (`POST .../tasks/{t}/restart`).
+    async fn restart_task(&mut self, id: &ConnectorTaskId) {
+        if !self.owned_tasks.contains(id) {
+            tracing::warn!(task = %id, "restart requested for a task this worker does not run");
+            return;
+        }
+        let snapshot = self.config_store.snapshot();
+        let (Some(task_config), Some(config)) = (
+            snapshot.task_config(id),
+            snapshot.connector_config(&id.connector),
+        ) else {
+            return;
+        };
+        let target = snapshot.target_state(&id.connector).unwrap_or_default();
+        tracing::info!(task = %id, "restarting task");
+        self.worker.stop_tasks(std::slice::from_ref(id)).await;
+        self.worker
+            .start_task(id.clone(), task_config, config, target);
+        self.applied_task_configs
+            .insert(id.clone(), task_config.clone());
+    }
+
+    /// Applies a restart request to the work owned here.
+    async fn restart(&mut self, req: &RestartRequest) {
+        let snapshot = self.config_store.snapshot();
+        let Some(config) = snapshot.connector_config(&req.connector).cloned() else {
+            return;
+        };
+        let target = snapshot.target_state(&req.connector).unwrap_or_default();
+        let failed = |state: Option<crate::storage::ConnectorState>| {
+            state == Some(crate::storage::ConnectorState::Failed)
+        };
+        if self.owned_connectors.contains(&req.connector)
+            && (!req.only_failed
+                || failed(
+                    self.status_store
+                        .connector_status(&req.connector)
+                        .map(|s| s.state),
+                ))
+        {
+            tracing::info!(connector = %req.connector, "restarting connector");
+            self.worker.stop_connector(&req.connector).await;
+            self.worker.start_connector(&req.connector, &config, target);
+            self.applied_connector_configs
+                .insert(req.connector.clone(), config.clone());
+        }
+        if req.include_tasks {
+            let tasks: Vec<ConnectorTaskId> = self
+                .owned_tasks
+                .iter()
+                .filter(|t| t.connector == req.connector)
+                .filter(|t| {
+                    !req.only_failed || failed(self.status_store.task_status(t).map(|s| s.state))
+                })
+                .cloned()
+                .collect();
+            for id in tasks {
+                let Some(task_config) = snapshot.task_config(&id) else {
+                    continue;
+                };
+                tracing::info!(task = %id, "restarting task");
+                self.worker.stop_tasks(std::slice::from_ref(&id)).await;
+                self.worker
+                    .start_task(id.clone(), task_config, &config, target);
+                self.applied_task_configs
+                    .insert(id.clone(), task_config.clone());
+            }
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! What the REST layer sees of the herder: the worker's place in the group and the stores,
+//! plus connector config validation (pure, answered by any worker).
+
+use std::sync::Arc;
+
+use connect_api::config::connector::{
+    CONNECTOR_CLASS_CONFIG, EXACTLY_ONCE_SUPPORT_CONFIG, TRANSACTION_BOUNDARY_CONFIG,
+};
+use connect_api::config::{sink_connector_config_def, source_connector_config_def};
+use connect_api::connector::{ConnectorTransactionBoundaries, ExactlyOnceSupport};
+use connect_api::{
+    ConfigInfos, ConfigMap, ConnectError, ConnectorInstance, PluginRegistry, PluginType,
+};
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::{ClientConfig, Offset, TopicPartitionList};
+use serde_json::{Value, json};
+use tokio::sync::{RwLock, mpsc};
+
+use crate::config::{ExactlyOnceSourceSupport, WorkerConfig};
+use crate::storage::{ConfigBackingStore, ConnectorTaskId, OffsetBackingStore, StatusBackingStore};
+
+/// Requests the REST layer hands to the herder loop.
+#[derive(Debug)]
+pub enum HerderCommand {
+    /// Restart one task if it runs on this worker.
+    RestartTask(ConnectorTaskId),
+}
+
+/// The worker's place in the group, updated by the herder loop.
+#[derive(Debug, Clone, Default)]
+pub struct HerderView {
+    pub worker_id: String,
+    pub worker_url: String,
+    pub generation: i32,
+    pub is_leader: bool,
+    pub leader_url: Option<String>,
+    /// Between RebalanceStarted and the next applied assignment.
+    pub rebalancing: bool,
+}
+
+/// Everything a REST handler needs. Cheap to clone.
+#[derive(Clone)]
+pub struct HerderHandle {
+    pub config: Arc<WorkerConfig>,
+    pub registry: Arc<PluginRegistry>,
+    pub config_store: Arc<ConfigBackingStore>,
+    pub status_store: Arc<StatusBackingStore>,
+    pub offset_store: Arc<OffsetBackingStore>,
+    pub view: Arc<RwLock<HerderView>>,
+    pub kafka_cluster_id: Arc<str>,
+    pub commands: mpsc::UnboundedSender<HerderCommand>,
+}
+
+pub const EOS_NOT_ENABLED: &str = "This worker does not have exactly-once source support enabled.";
+pub const EOS_NOT_IMPLEMENTED: &str = "The connector does not implement the API required for preflight validation of exactly-once source support. Please consult the documentation for the connector to determine whether it supports exactly-once semantics, and then consider reconfiguring the connector to use the value \"requested\" for this property (which will disable this preflight check and allow the connector to be created).";
+pub const EOS_UNSUPPORTED: &str =
+    "The connector does not support exactly-once semantics with the provided configuration.";
+pub const BOUNDARIES_UNSUPPORTED: &str = "The connector does not support connector-defined transaction boundaries with the given configuration. Please reconfigure it to use a different transaction boundary definition.";
+
+impl HerderHandle {
+    /// Asks the herder to restart a task it runs.
+    pub fn restart_task(&self, id: ConnectorTaskId) -> Result<(), String> {
+        self.commands
+            .send(HerderCommand::RestartTask(id))
+            .map_err(|_| "the herder has stopped".to_owned())
+    }
+
+    /// A sink connector's committed consumer group offsets, as `GET .../offsets` shows them.
+    pub async fn sink_offsets(
+        &self,
+        connector: &str,
+        config: &ConfigMap,
+    ) -> Result<Vec<Value>, String> {
+        let group = config
+            .get("consumer.override.group.id")
+            .cloned()
+            .unwrap_or_else(|| crate::runtime::sink::sink_group_id(connector));
+        let topics: Vec<String> = config
+            .get(connect_api::config::connector::TOPICS_CONFIG)
+            .map(|t| {
+                t.split(',')
+                    .map(|s| s.trim().to_owned())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let bootstrap = self.config.bootstrap_servers.clone();
+        tokio::task::spawn_blocking(move || {
+            let consumer: BaseConsumer = ClientConfig::new()
+                .set("bootstrap.servers", &bootstrap)
+                .set("group.id", &group)
+                .create()
+                .map_err(|e| e.to_string())?;
+            let timeout = std::time::Duration::from_secs(30);
+            let mut tpl = TopicPartitionList::new();
+            for t in &topics {
+                let md = consumer
+                    .fetch_metadata(Some(t), timeout)
+                    .map_err(|e| e.to_string())?;
+                for topic in md.topics() {
+                    for p in topic.partitions() {
+                        tpl.add_partition(topic.name(), p.id());
+                    }
+                }
+            }
+            let committed = consumer
+                .committed_offsets(tpl, timeout)
+                .map_err(|e| e.to_string())?;
+            Ok(committed
+                .elements()
+                .iter()
+                .filter_map(|e| match e.offset() {
+                    Offset::Offset(o) => Some(json!({
+                        "partition": {"kafka_topic": e.topic(), "kafka_partition": e.partition()},
+                        "offset": {"kafka_offset": o},
+                    })),
+                    _ => None,
+                })
+                .collect())
+        })
+        .await
+        .map_err(|e| e.to_string())?
+    }
+
+    /// Validates a connector config as `PUT /connector-plugins/{p}/config/validate` and
+    /// create/update do: the framework's keys, the connector's own, the sink topic rules and
+    /// the exactly-once preflight checks. An unknown plugin is an error (400).
+    pub fn validate(&self, props: &ConfigMap) -> Result<(ConfigInfos, PluginType), ConnectError> {
+        let class = props
+            .get(CONNECTOR_CLASS_CONFIG)
+            .map(|s| s.trim())
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| {
+                ConnectError::config(format!(
+                    "Connector config {} contains no connector type",
+                    display_config(props)
+                ))
+            })?;
+        let instance = self.registry.create_connector(class)?;
+        let plugin_type = instance.plugin_type();
+        let framework_def = match &instance {
+            ConnectorInstance::Source(_) => source_connector_config_def(),
+            ConnectorInstance::Sink(_) => sink_connector_config_def(),
+        };
+        let framework = ConfigInfos::validate(class, &framework_def, props);
+        let (own_def, own_values) = match &instance {
+            ConnectorInstance::Source(c) => (c.config_def(), c.validate(props)),
+            ConnectorInstance::Sink(c) => (c.config_def(), c.validate(props)),
+        };
+        let own_groups = own_def.groups();
+        let own = ConfigInfos::generate(class, &own_def, &own_values, own_groups);
+        let mut infos = ConfigInfos::merge(class, [framework, own]);
+        match &instance {
+            ConnectorInstance::Sink(_) => {
+                for (key, message) in connect_api::config::sink_topic_errors(props) {
+                    infos.add_error(key, message);
+                }
+            }
+            ConnectorInstance::Source(c) => {
+                let has_error = |infos: &ConfigInfos, key: &str| {
+                    infos
+                        .configs
+                        .iter()
+                        .filter_map(|ci| ci.value.as_ref())
+                        .any(|v| v.name == key && !v.errors.is_empty())
+                };
+                // Both checks run only when the property itself passed basic validation.
+                let eos = props
+                    .get(EXACTLY_ONCE_SUPPORT_CONFIG)
+                    .map(|s| s.trim().to_ascii_lowercase());
+                if eos.as_deref() == Some("required")
+                    && !has_error(&infos, EXACTLY_ONCE_SUPPORT_CONFIG)
+                {
+                    if self.config.exactly_once_source_support != ExactlyOnceSourceSupport::Enabled
+                    {
+                        infos.add_error(EXACTLY_ONCE_SUPPORT_CONFIG, EOS_NOT_ENABLED);
+                    }
+                    match c.exactly_once_support(props) {
+                        ExactlyOnceSupport::Supported => {}
+                        ExactlyOnceSupport::Unsupported => {
+                            infos.add_error(EXACTLY_ONCE_SUPPORT_CONFIG, EOS_UNSUPPORTED);
+                        }
+                        ExactlyOnceSupport::Unknown => {
+                            infos.add_error(EXACTLY_ONCE_SUPPORT_CONFIG, EOS_NOT_IMPLEMENTED);
+                        }
+                    }
+                }
+                let boundary = props
+                    .get(TRANSACTION_BOUNDARY_CONFIG)
+                    .map(|s| s.trim().to_ascii_lowercase());
+                if boundary.as_deref() == Some("connector")
+                    && !has_error(&infos, TRANSACTION_BOUNDARY_CONFIG)
+                    && c.can_define_transaction_boundaries(props)
+                        != ConnectorTransactionBoundaries::Supported
+                {
+                    infos.add_error(TRANSACTION_BOUNDARY_CONFIG, BOUNDARIES_UNSUPPORTED);
+                }
+            }
+        }
+        Ok((infos, plugin_type))
+    }
+}
+
+/// `{k=v, ...}` as Java prints a map, with values of password-looking keys hidden.
+fn display_config(props: &ConfigMap) -> String {
+    let body: Vec<String> = props
+        .iter()
+        .map(|(k, v)| {
+            let hidden = k.contains("password") || k.contains("secret");
+            format!("{k}={}", if hidden { "[hidden]" } else { v.as_str() })
+        })
+        .collect();
+    format!("{{{}}}", body.join(", "))
+}

@@ -1,0 +1,682 @@
+//! `/connectors`: create, read, update and delete connectors; their status, tasks, target
+//! states, restarts, active topics and offsets.
+//!
+//! Writes go straight to the config topic from the worker that received them; every worker
+//! (including this one) learns about them by reading the topic, so a response never claims a
+//! state the cluster has not recorded.
+
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use axum::{Json, Router};
+use connect_api::config::connector::{CONNECTOR_CLASS_CONFIG, NAME_CONFIG};
+use connect_api::{ConfigMap, PluginType};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::{ApiError, RestState, body};
+use crate::herder::HerderHandle;
+use crate::storage::{ConnectorState, ConnectorTaskId, RestartRequest, TargetState};
+
+const REFRESH_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub(super) fn routes() -> Router<RestState> {
+    Router::new()
+        .route("/connectors", get(list_connectors).post(create_connector))
+        .route(
+            "/connectors/{connector}",
+            get(get_connector).delete(delete_connector),
+        )
+        .route(
+            "/connectors/{connector}/config",
+            get(get_connector_config)
+                .put(put_connector_config)
+                .patch(patch_connector_config),
+        )
+        .route("/connectors/{connector}/status", get(get_connector_status))
+        .route("/connectors/{connector}/tasks", get(get_connector_tasks))
+        .route(
+            "/connectors/{connector}/tasks/{task}/status",
+            get(get_task_status),
+        )
+        .route(
+            "/connectors/{connector}/tasks/{task}/restart",
+            post(restart_task),
+        )
+        .route("/connectors/{connector}/restart", post(restart_connector))
+        .route("/connectors/{connector}/pause", put(pause_connector))
+        .route("/connectors/{connector}/resume", put(resume_connector))
+        .route("/connectors/{connector}/stop", put(stop_connector))
+        .route(
+            "/connectors/{connector}/topics",
+            get(get_connector_active_topics),
+        )
+        .route(
+            "/connectors/{connector}/topics/reset",
+            put(reset_connector_active_topics),
+        )
+        .route("/connectors/{connector}/offsets", get(get_offsets))
+}
+
+fn internal(e: impl std::fmt::Display) -> ApiError {
+    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
+}
+
+fn not_found(message: String) -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, message)
+}
+
+/// `ConnectorInfo`.
+#[derive(Debug, Serialize)]
+struct ConnectorInfo {
+    name: String,
+    config: ConfigMap,
+    tasks: Vec<TaskId>,
+    #[serde(rename = "type")]
+    connector_type: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct TaskId {
+    connector: String,
+    task: i32,
+}
+
+fn type_name(h: &HerderHandle, config: &ConfigMap) -> &'static str {
+    config
+        .get(CONNECTOR_CLASS_CONFIG)
+        .and_then(|c| h.registry.describe(c).ok())
+        .map(|(_, t)| match t {
+            PluginType::Source => "source",
+            PluginType::Sink => "sink",
+            _ => "unknown",
+        })
+        .unwrap_or("unknown")
+}
+
+fn connector_info(h: &HerderHandle, name: &str) -> Option<ConnectorInfo> {
+    let snapshot = h.config_store.snapshot();
+    let config = snapshot.connector_config(name)?.clone();
+    let tasks = snapshot
+        .tasks(name)
+        .into_iter()
+        .map(|id| TaskId {
+            connector: id.connector,
+            task: id.task,
+        })
+        .collect();
+    Some(ConnectorInfo {
+        name: name.to_owned(),
+        connector_type: type_name(h, &config),
+        config,
+        tasks,
+    })
+}
+
+/// `ConnectorStateInfo`; `trace` is omitted when empty, tasks are sorted by id.
+fn connector_state_info(h: &HerderHandle, name: &str) -> Option<Value> {
+    let status = h.status_store.connector_status(name)?;
+    let config = h
+        .config_store
+        .snapshot()
+        .connector_config(name)
+        .cloned()
+        .unwrap_or_default();
+    let mut tasks = h.status_store.tasks_for(name);
+    tasks.sort_by_key(|t| t.id.task);
+    let state = |state: ConnectorState, worker_id: &str, trace: &Option<String>| {
+        let mut v = json!({"state": state.as_str(), "worker_id": worker_id});
+        if let Some(t) = trace.as_ref().filter(|t| !t.is_empty()) {
+            v["trace"] = json!(t);
+        }
+        v
+    };
+    let tasks: Vec<Value> = tasks
+        .iter()
+        .filter(|t| t.state != ConnectorState::Destroyed)
+        .map(|t| {
+            let mut v = state(t.state, &t.worker_id, &t.trace);
+            v["id"] = json!(t.id.task);
+            v
+        })
+        .collect();
+    Some(json!({
+        "name": name,
+        "connector": state(status.state, &status.worker_id, &status.trace),
+        "tasks": tasks,
+        "type": type_name(h, &config),
+    }))
+}
+
+async fn list_connectors(
+    State(s): State<RestState>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let h = s.herder()?;
+    let names = h.config_store.snapshot().connectors();
+    let expand: Vec<String> = query
+        .unwrap_or_default()
+        .split('&')
+        .filter_map(|kv| kv.strip_prefix("expand="))
+        .map(str::to_owned)
+        .collect();
+    if expand.is_empty() {
+        return Ok(Json(names).into_response());
+    }
+    let mut out = serde_json::Map::new();
+    for name in names {
+        let mut entry = serde_json::Map::new();
+        // A connector whose lookup fails (e.g. no status yet) is omitted, as in Connect.
+        let mut complete = true;
+        if expand.iter().any(|e| e == "status") {
+            match connector_state_info(h, &name) {
+                Some(v) => {
+                    entry.insert("status".into(), v);
+                }
+                None => complete = false,
+            }
+        }
+        if expand.iter().any(|e| e == "info") {
+            match connector_info(h, &name) {
+                Some(v) => {
+                    entry.insert("info".into(), serde_json::to_value(v).map_err(internal)?);
+                }
+                None => complete = false,
+            }
+        }
+        if complete && !entry.is_empty() {
+            out.insert(name, Value::Object(entry));
+        }
+    }
+    Ok(Json(Value::Object(out)).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateConnectorRequest {
+    name: Option<String>,
+    config: Option<Value>,
+    initial_state: Option<String>,
+}
+
+fn parse_initial_state(s: Option<&str>) -> Result<Option<TargetState>, ApiError> {
+    match s.map(str::to_ascii_uppercase).as_deref() {
+        None => Ok(None),
+        Some("RUNNING") => Ok(Some(TargetState::Started)),
+        Some("PAUSED") => Ok(Some(TargetState::Paused)),
+        Some("STOPPED") => Ok(Some(TargetState::Stopped)),
+        Some(other) => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!("Invalid initial state {other}; use RUNNING, PAUSED or STOPPED"),
+        )),
+    }
+}
+
+/// Validates and refuses an invalid config with Connect's 400 message.
+fn validate_or_reject(h: &HerderHandle, config: &ConfigMap) -> Result<(), ApiError> {
+    let (infos, plugin_type) = h
+        .validate(config)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.message().to_owned()))?;
+    if infos.error_count > 0 {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            infos.invalid_config_message(plugin_type.as_str()),
+        ));
+    }
+    Ok(())
+}
+
+fn location(headers: &HeaderMap, name: &str) -> String {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("localhost");
+    format!("http://{host}/connectors/{}", encode_path(name))
+}
+
+fn encode_path(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+async fn create_connector(
+    State(s): State<RestState>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
+    let h = s.herder()?;
+    let req: CreateConnectorRequest = body::parse(&bytes)?;
+    let name = req.name.unwrap_or_default().trim().to_owned();
+    let mut config =
+        body::strict_config_map(req.config.unwrap_or(Value::Object(Default::default())))?;
+    let initial_state = parse_initial_state(req.initial_state.as_deref())?;
+    if let Some(n) = config.get(NAME_CONFIG) {
+        if n != &name {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "Connector name configuration ({n}) doesn't match connector name in the URL ({name})"
+                ),
+            ));
+        }
+    }
+    config.insert(NAME_CONFIG.to_owned(), name.clone());
+    validate_or_reject(h, &config)?;
+    h.config_store
+        .refresh(REFRESH_TIMEOUT)
+        .await
+        .map_err(internal)?;
+    if h.config_store.snapshot().contains(&name) {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!("Connector {name} already exists"),
+        ));
+    }
+    h.config_store
+        .put_connector_config(&name, &config, initial_state)
+        .await
+        .map_err(internal)?;
+    let info = ConnectorInfo {
+        connector_type: type_name(h, &config),
+        name: name.clone(),
+        config,
+        tasks: vec![],
+    };
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, location(&headers, &name))],
+        Json(info),
+    )
+        .into_response())
+}
+
+async fn get_connector(
+    State(s): State<RestState>,
+    Path(name): Path<String>,
+) -> Result<Json<ConnectorInfo>, ApiError> {
+    let h = s.herder()?;
+    connector_info(h, &name)
+        .map(Json)
+        .ok_or_else(|| not_found(format!("Connector {name} not found")))
+}
+
+async fn get_connector_config(
+    State(s): State<RestState>,
+    Path(name): Path<String>,
+) -> Result<Json<ConfigMap>, ApiError> {
+    let h = s.herder()?;
+    h.config_store
+        .snapshot()
+        .connector_config(&name)
+        .cloned()
+        .map(Json)
+        .ok_or_else(|| not_found(format!("Connector {name} not found")))
+}
+
+async fn put_connector_config(
+    State(s): State<RestState>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
+    let h = s.herder()?;
+    let mut config = body::strict_config_map(body::parse(&bytes)?)?;
+    if let Some(n) = config.get(NAME_CONFIG) {
+        if n != &name {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "Connector name configuration ({n}) doesn't match connector name in the URL ({name})"
+                ),
+            ));
+        }
+    }
+    config.insert(NAME_CONFIG.to_owned(), name.clone());
+    validate_or_reject(h, &config)?;
+    h.config_store
+        .refresh(REFRESH_TIMEOUT)
+        .await
+        .map_err(internal)?;
+    let created = !h.config_store.snapshot().contains(&name);
+    h.config_store
+        .put_connector_config(&name, &config, None)
+        .await
+        .map_err(internal)?;
+    let info = connector_info(h, &name).unwrap_or(ConnectorInfo {
+        connector_type: type_name(h, &config),
+        name: name.clone(),
+        config,
+        tasks: vec![],
+    });
+    Ok(if created {
+        (
+            StatusCode::CREATED,
+            [(header::LOCATION, location(&headers, &name))],
+            Json(info),
+        )
+            .into_response()
+    } else {
+        (StatusCode::OK, Json(info)).into_response()
+    })
+}
+
+async fn patch_connector_config(
+    State(s): State<RestState>,
+    Path(name): Path<String>,
+    bytes: Bytes,
+) -> Result<Json<ConnectorInfo>, ApiError> {
+    let h = s.herder()?;
+    let patch = body::config_map(body::parse(&bytes)?)?;
+    h.config_store
+        .refresh(REFRESH_TIMEOUT)
+        .await
+        .map_err(internal)?;
+    let mut config = h
+        .config_store
+        .snapshot()
+        .connector_config(&name)
+        .cloned()
+        .ok_or_else(|| not_found(format!("Connector {name} not found")))?;
+    for (k, v) in patch {
+        match v {
+            Some(v) => config.insert(k, v),
+            None => config.remove(&k),
+        };
+    }
+    if config.get(NAME_CONFIG).is_some_and(|n| n != &name) {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "Connector name configuration ({}) doesn't match connector name in the URL ({name})",
+                config[NAME_CONFIG]
+            ),
+        ));
+    }
+    validate_or_reject(h, &config)?;
+    h.config_store
+        .put_connector_config(&name, &config, None)
+        .await
+        .map_err(internal)?;
+    connector_info(h, &name)
+        .map(Json)
+        .ok_or_else(|| internal(format!("connector {name} vanished")))
+}
+
+async fn delete_connector(
+    State(s): State<RestState>,
+    Path(name): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let h = s.herder()?;
+    h.config_store
+        .refresh(REFRESH_TIMEOUT)
+        .await
+        .map_err(internal)?;
+    let snapshot = h.config_store.snapshot();
+    if !snapshot.contains(&name) {
+        return Err(not_found(format!("Connector {name} not found")));
+    }
+    h.config_store
+        .remove_connector_config(&name)
+        .await
+        .map_err(internal)?;
+    if let Err(e) = h
+        .status_store
+        .delete_connector(&name, snapshot.task_count(&name))
+        .await
+    {
+        tracing::warn!(connector = %name, error = %e, "failed to remove statuses of deleted connector");
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn get_connector_status(
+    State(s): State<RestState>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let h = s.herder()?;
+    connector_state_info(h, &name)
+        .map(Json)
+        .ok_or_else(|| not_found(format!("No status found for connector {name}")))
+}
+
+async fn get_connector_tasks(
+    State(s): State<RestState>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let h = s.herder()?;
+    let snapshot = h.config_store.snapshot();
+    if !snapshot.contains(&name) {
+        return Err(not_found(format!("Connector {name} not found")));
+    }
+    let tasks: Vec<Value> = snapshot
+        .tasks(&name)
+        .into_iter()
+        .map(|id| {
+            let config = snapshot.task_config(&id).cloned().unwrap_or_default();
+            json!({"id": {"connector": id.connector, "task": id.task}, "config": config})
+        })
+        .collect();
+    Ok(Json(Value::Array(tasks)))
+}
+
+async fn get_task_status(
+    State(s): State<RestState>,
+    Path((name, task)): Path<(String, i32)>,
+) -> Result<Json<Value>, ApiError> {
+    let h = s.herder()?;
+    let id = ConnectorTaskId::new(name.clone(), task);
+    let t = h
+        .status_store
+        .task_status(&id)
+        .filter(|t| t.state != ConnectorState::Destroyed)
+        .ok_or_else(|| not_found(format!("No status found for task {id}")))?;
+    let mut v = json!({"id": task, "state": t.state.as_str(), "worker_id": t.worker_id});
+    if let Some(trace) = t.trace.filter(|t| !t.is_empty()) {
+        v["trace"] = json!(trace);
+    }
+    Ok(Json(v))
+}
+
+#[derive(Debug, Deserialize, Default)]
+struct RestartParams {
+    #[serde(rename = "includeTasks", default)]
+    include_tasks: bool,
+    #[serde(rename = "onlyFailed", default)]
+    only_failed: bool,
+}
+
+async fn restart_connector(
+    State(s): State<RestState>,
+    Path(name): Path<String>,
+    Query(params): Query<RestartParams>,
+) -> Result<Response, ApiError> {
+    let h = s.herder()?;
+    h.config_store
+        .refresh(REFRESH_TIMEOUT)
+        .await
+        .map_err(internal)?;
+    if !h.config_store.snapshot().contains(&name) {
+        return Err(not_found(format!("Unknown connector: {name}")));
+    }
+    let req = RestartRequest {
+        connector: name.clone(),
+        include_tasks: params.include_tasks,
+        only_failed: params.only_failed,
+    };
+    h.config_store
+        .put_restart_request(&req)
+        .await
+        .map_err(internal)?;
+    if !params.include_tasks && !params.only_failed {
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    }
+    // 202 with the planned states: what will restart shows RESTARTING.
+    let mut info = connector_state_info(h, &name)
+        .ok_or_else(|| not_found(format!("Status for connector {name} not found")))?;
+    let restarts = |state: &Value| !params.only_failed || state == "FAILED";
+    if restarts(&info["connector"]["state"]) {
+        info["connector"]["state"] = json!("RESTARTING");
+    }
+    if params.include_tasks {
+        if let Some(tasks) = info["tasks"].as_array_mut() {
+            for t in tasks {
+                if restarts(&t["state"]) {
+                    t["state"] = json!("RESTARTING");
+                }
+            }
+        }
+    }
+    Ok((StatusCode::ACCEPTED, Json(info)).into_response())
+}
+
+async fn restart_task(
+    State(s): State<RestState>,
+    Path((name, task)): Path<(String, i32)>,
+) -> Result<StatusCode, ApiError> {
+    let h = s.herder()?;
+    h.config_store
+        .refresh(REFRESH_TIMEOUT)
+        .await
+        .map_err(internal)?;
+    let snapshot = h.config_store.snapshot();
+    if !snapshot.contains(&name) {
+        return Err(not_found(format!("Unknown connector: {name}")));
+    }
+    let id = ConnectorTaskId::new(name.clone(), task);
+    if snapshot.task_config(&id).is_none() {
+        return Err(not_found(format!("Unknown task: {id}")));
+    }
+    h.restart_task(id).map_err(internal)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn set_target_state(
+    h: &HerderHandle,
+    name: &str,
+    state: TargetState,
+) -> Result<(), ApiError> {
+    h.config_store
+        .refresh(REFRESH_TIMEOUT)
+        .await
+        .map_err(internal)?;
+    if !h.config_store.snapshot().contains(name) {
+        return Err(not_found(format!("Unknown connector {name}")));
+    }
+    h.config_store
+        .put_target_state(name, state)
+        .await
+        .map_err(internal)
+}
+
+async fn pause_connector(
+    State(s): State<RestState>,
+    Path(name): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    set_target_state(s.herder()?, &name, TargetState::Paused).await?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+async fn resume_connector(
+    State(s): State<RestState>,
+    Path(name): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    set_target_state(s.herder()?, &name, TargetState::Started).await?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+/// Connect's order: an empty task config set first, then the STOPPED target state.
+async fn stop_connector(
+    State(s): State<RestState>,
+    Path(name): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let h = s.herder()?;
+    h.config_store
+        .refresh(REFRESH_TIMEOUT)
+        .await
+        .map_err(internal)?;
+    if !h.config_store.snapshot().contains(&name) {
+        return Err(not_found(format!("Unknown connector {name}")));
+    }
+    h.config_store
+        .put_task_configs(&name, &[])
+        .await
+        .map_err(internal)?;
+    h.config_store
+        .put_target_state(&name, TargetState::Stopped)
+        .await
+        .map_err(internal)?;
+    h.config_store
+        .refresh(REFRESH_TIMEOUT)
+        .await
+        .map_err(internal)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn get_connector_active_topics(
+    State(s): State<RestState>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let h = s.herder()?;
+    let mut topics: Vec<String> = h
+        .status_store
+        .topics_for(&name)
+        .into_iter()
+        .map(|t| t.topic)
+        .collect();
+    topics.sort();
+    topics.dedup();
+    Ok(Json(json!({ name: {"topics": topics} })))
+}
+
+async fn reset_connector_active_topics(
+    State(s): State<RestState>,
+    Path(name): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let h = s.herder()?;
+    h.status_store.reset_topics(&name).await.map_err(internal)?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+async fn get_offsets(
+    State(s): State<RestState>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let h = s.herder()?;
+    h.config_store
+        .refresh(REFRESH_TIMEOUT)
+        .await
+        .map_err(internal)?;
+    let config = h
+        .config_store
+        .snapshot()
+        .connector_config(&name)
+        .cloned()
+        .ok_or_else(|| not_found(format!("Connector {name} not found")))?;
+    let offsets: Vec<Value> = match type_name(h, &config) {
+        "sink" => h.sink_offsets(&name, &config).await.map_err(internal)?,
+        _ => {
+            h.offset_store
+                .read_to_end(REFRESH_TIMEOUT)
+                .await
+                .map_err(internal)?;
+            h.offset_store
+                .all_for_connector(&name)
+                .await
+                .map_err(internal)?
+                .into_iter()
+                .map(|(p, o)| json!({"partition": p, "offset": o}))
+                .collect()
+        }
+    };
+    Ok(Json(json!({ "offsets": offsets })))
+}

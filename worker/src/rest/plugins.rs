@@ -1,0 +1,110 @@
+//! `/connector-plugins`: the plugins compiled into this worker, their configs, validation.
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::routing::{get, put};
+use axum::{Json, Router};
+use connect_api::config::connector::CONNECTOR_CLASS_CONFIG;
+use connect_api::config::{ConfigKeyInfo, sink_connector_config_def, source_connector_config_def};
+use connect_api::{ConfigInfos, ConnectorInstance, PluginInfo, PluginType};
+use serde::Deserialize;
+
+use super::{ApiError, RestState, body};
+
+pub(super) fn routes() -> Router<RestState> {
+    Router::new()
+        .route("/connector-plugins", get(list_connector_plugins))
+        .route(
+            "/connector-plugins/{plugin}/config",
+            get(get_connector_config_def),
+        )
+        .route(
+            "/connector-plugins/{plugin}/config/validate",
+            put(validate_configs),
+        )
+}
+
+#[derive(Debug, Deserialize)]
+struct ListParams {
+    #[serde(rename = "connectorsOnly", default = "yes")]
+    connectors_only: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+async fn list_connector_plugins(
+    State(s): State<RestState>,
+    Query(params): Query<ListParams>,
+) -> Result<Json<Vec<PluginInfo>>, ApiError> {
+    let h = s.herder()?;
+    let mut plugins = h.registry.connector_plugins();
+    if !params.connectors_only {
+        for (class, kind) in connect_api::converter::builtin_converter_classes() {
+            let plugin_type = match kind {
+                "header_converter" => PluginType::HeaderConverter,
+                _ => PluginType::Converter,
+            };
+            plugins.push(PluginInfo {
+                class: class.to_owned(),
+                plugin_type,
+                version: Some(crate::version::CONNECT_API_VERSION.to_owned()),
+            });
+        }
+    }
+    Ok(Json(plugins))
+}
+
+async fn get_connector_config_def(
+    State(s): State<RestState>,
+    Path(plugin): Path<String>,
+) -> Result<Json<Vec<ConfigKeyInfo>>, ApiError> {
+    let h = s.herder()?;
+    let instance = h
+        .registry
+        .create_connector(&plugin)
+        .map_err(|_| ApiError::new(StatusCode::NOT_FOUND, format!("Unknown plugin {plugin}.")))?;
+    let (own, framework) = match &instance {
+        ConnectorInstance::Source(c) => (c.config_def(), source_connector_config_def()),
+        ConnectorInstance::Sink(c) => (c.config_def(), sink_connector_config_def()),
+    };
+    let mut keys: Vec<ConfigKeyInfo> = own.keys().iter().map(ConfigKeyInfo::from_key).collect();
+    keys.extend(
+        framework
+            .keys()
+            .iter()
+            .filter(|k| own.key(&k.name).is_none())
+            .map(ConfigKeyInfo::from_key),
+    );
+    Ok(Json(keys))
+}
+
+/// Strips a trailing `Connector`, as Connect compares plugin names.
+fn base_name(s: &str) -> &str {
+    s.strip_suffix("Connector").unwrap_or(s)
+}
+
+/// Connect answers 500 with a Java class name for errors inside validation; we answer 400
+/// with the message alone (README, "Compatibility").
+async fn validate_configs(
+    State(s): State<RestState>,
+    Path(plugin): Path<String>,
+    bytes: Bytes,
+) -> Result<Json<ConfigInfos>, ApiError> {
+    let h = s.herder()?;
+    let config = body::strict_config_map(body::parse(&bytes)?)?;
+    if let Some(class) = config.get(CONNECTOR_CLASS_CONFIG) {
+        if !base_name(class).ends_with(base_name(&plugin)) {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                format!("Included connector type {class} does not match request type {plugin}"),
+            ));
+        }
+    }
+    let (infos, _) = h
+        .validate(&config)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.message().to_owned()))?;
+    Ok(Json(infos))
+}

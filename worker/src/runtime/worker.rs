@@ -1,0 +1,389 @@
+//! The connectors and tasks running on this worker (Java's `Worker`): creates instances from
+//! the plugin registry, builds their clients and converters, starts and stops them.
+//!
+//! The herder decides *what* runs here; this module only knows *how*.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use connect_api::config::connector::{CONNECTOR_CLASS_CONFIG, TASK_CLASS_CONFIG};
+use connect_api::config::{SinkConnectorConfig, SourceConnectorConfig};
+use connect_api::{CancellationToken, ConfigMap, ConnectError, PluginRegistry, TaskInstance};
+use rdkafka::ClientConfig;
+use rdkafka::producer::FutureProducer;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use super::connector::{ConnectorHandle, ConnectorRequest, ConnectorStatusListener};
+use super::convert::RecordConverters;
+use super::sink::{SinkTaskRun, run_sink_task};
+use super::source::{SourceTaskRun, run_source_task};
+use super::{ConnectorTaskId, SourceOffsetBackend, TaskStatusListener};
+use crate::config::WorkerConfig;
+use crate::storage::{
+    ConnectorState, ConnectorStatus, StatusBackingStore, TargetState, TaskStatus,
+};
+
+/// Writes connector and task states to the status topic, in the order they happen, stamped
+/// with this worker's id and the current group generation.
+pub struct StatusReporter {
+    worker_id: String,
+    generation: AtomicI32,
+    queue: mpsc::UnboundedSender<StatusUpdate>,
+}
+
+enum StatusUpdate {
+    Connector(ConnectorStatus),
+    Task(TaskStatus),
+}
+
+impl StatusReporter {
+    pub fn spawn(store: Arc<StatusBackingStore>, worker_id: String) -> Arc<Self> {
+        let (queue, mut rx) = mpsc::unbounded_channel::<StatusUpdate>();
+        tokio::spawn(async move {
+            while let Some(update) = rx.recv().await {
+                // UNASSIGNED is written when work leaves this worker; by then a new owner may
+                // have written a newer generation, which must not be overwritten (Connect's
+                // "safe" put).
+                let result = match &update {
+                    StatusUpdate::Connector(s) if s.state == ConnectorState::Unassigned => {
+                        store.put_connector_status_safe(s).await.map(|_| ())
+                    }
+                    StatusUpdate::Task(s) if s.state == ConnectorState::Unassigned => {
+                        store.put_task_status_safe(s).await.map(|_| ())
+                    }
+                    StatusUpdate::Connector(s) => store.put_connector_status(s).await,
+                    StatusUpdate::Task(s) => store.put_task_status(s).await,
+                };
+                if let Err(e) = result {
+                    tracing::warn!(error = %e, "failed to write status");
+                }
+            }
+        });
+        Arc::new(StatusReporter {
+            worker_id,
+            generation: AtomicI32::new(-1),
+            queue,
+        })
+    }
+
+    pub fn set_generation(&self, generation: i32) {
+        self.generation.store(generation, Ordering::SeqCst);
+    }
+
+    pub fn worker_id(&self) -> &str {
+        &self.worker_id
+    }
+
+    fn task(&self, id: &ConnectorTaskId, state: ConnectorState, trace: Option<String>) {
+        let _ = self.queue.send(StatusUpdate::Task(TaskStatus {
+            id: id.clone(),
+            state,
+            trace,
+            worker_id: self.worker_id.clone(),
+            generation: self.generation.load(Ordering::SeqCst),
+        }));
+    }
+}
+
+impl TaskStatusListener for StatusReporter {
+    fn on_running(&self, id: &ConnectorTaskId) {
+        self.task(id, ConnectorState::Running, None);
+    }
+    fn on_paused(&self, id: &ConnectorTaskId) {
+        self.task(id, ConnectorState::Paused, None);
+    }
+    fn on_failure(&self, id: &ConnectorTaskId, trace: String) {
+        self.task(id, ConnectorState::Failed, Some(trace));
+    }
+    fn on_shutdown(&self, id: &ConnectorTaskId) {
+        self.task(id, ConnectorState::Unassigned, None);
+    }
+}
+
+impl ConnectorStatusListener for StatusReporter {
+    fn on_connector_state(&self, connector: &str, state: ConnectorState, trace: Option<String>) {
+        let _ = self.queue.send(StatusUpdate::Connector(ConnectorStatus {
+            connector: connector.to_owned(),
+            state,
+            trace,
+            worker_id: self.worker_id.clone(),
+            generation: self.generation.load(Ordering::SeqCst),
+        }));
+    }
+}
+
+struct RunningTask {
+    cancel: CancellationToken,
+    paused: watch::Sender<bool>,
+    done: JoinHandle<()>,
+}
+
+/// Connectors and tasks on this worker.
+pub struct Worker {
+    config: Arc<WorkerConfig>,
+    registry: Arc<PluginRegistry>,
+    offsets: Arc<dyn SourceOffsetBackend>,
+    status: Arc<StatusReporter>,
+    requests: mpsc::UnboundedSender<ConnectorRequest>,
+    connectors: BTreeMap<String, ConnectorHandle>,
+    tasks: BTreeMap<ConnectorTaskId, RunningTask>,
+}
+
+impl Worker {
+    pub fn new(
+        config: Arc<WorkerConfig>,
+        registry: Arc<PluginRegistry>,
+        offsets: Arc<dyn SourceOffsetBackend>,
+        status: Arc<StatusReporter>,
+        requests: mpsc::UnboundedSender<ConnectorRequest>,
+    ) -> Self {
+        Worker {
+            config,
+            registry,
+            offsets,
+            status,
+            requests,
+            connectors: BTreeMap::new(),
+            tasks: BTreeMap::new(),
+        }
+    }
+
+    pub fn status(&self) -> &Arc<StatusReporter> {
+        &self.status
+    }
+
+    pub fn is_running_connector(&self, name: &str) -> bool {
+        self.connectors.contains_key(name)
+    }
+
+    pub fn running_connectors(&self) -> Vec<String> {
+        self.connectors.keys().cloned().collect()
+    }
+
+    pub fn running_tasks(&self) -> Vec<ConnectorTaskId> {
+        self.tasks.keys().cloned().collect()
+    }
+
+    /// Starts a connector; a plugin that cannot be created is reported FAILED.
+    pub fn start_connector(&mut self, name: &str, config: &ConfigMap, target: TargetState) {
+        let class = config
+            .get(CONNECTOR_CLASS_CONFIG)
+            .cloned()
+            .unwrap_or_default();
+        match self.registry.create_connector(&class) {
+            Ok(instance) => {
+                let handle = ConnectorHandle::spawn(
+                    name.to_owned(),
+                    config.clone(),
+                    instance,
+                    target,
+                    self.status.clone(),
+                    self.requests.clone(),
+                );
+                self.connectors.insert(name.to_owned(), handle);
+            }
+            Err(e) => {
+                tracing::error!(connector = %name, error = %e, "failed to create connector");
+                self.status.on_connector_state(
+                    name,
+                    ConnectorState::Failed,
+                    Some(super::error_trace(&e)),
+                );
+            }
+        }
+    }
+
+    pub async fn stop_connector(&mut self, name: &str) {
+        if let Some(handle) = self.connectors.remove(name) {
+            handle.stop().await;
+            self.status
+                .on_connector_state(name, ConnectorState::Unassigned, None);
+        }
+    }
+
+    /// `task_configs(max_tasks)` of a running connector, each with `task.class` set.
+    pub async fn connector_task_configs(
+        &self,
+        name: &str,
+        config: &ConfigMap,
+        max_tasks: usize,
+    ) -> Result<Vec<ConfigMap>, ConnectError> {
+        let handle = self.connectors.get(name).ok_or_else(|| {
+            ConnectError::fatal(format!("connector {name} is not running on this worker"))
+        })?;
+        let class = config
+            .get(CONNECTOR_CLASS_CONFIG)
+            .cloned()
+            .unwrap_or_default();
+        let (desc, _) = self.registry.describe(&class)?;
+        let task_class = desc.task_class.to_owned();
+        let mut configs = handle.task_configs(max_tasks).await?;
+        configs.truncate(max_tasks);
+        for c in &mut configs {
+            c.insert(TASK_CLASS_CONFIG.to_owned(), task_class.clone());
+        }
+        Ok(configs)
+    }
+
+    /// Applies a target state to a connector and its tasks running here.
+    pub fn set_target_state(&self, connector: &str, target: TargetState) {
+        if let Some(h) = self.connectors.get(connector) {
+            h.set_target_state(target);
+        }
+        for (id, t) in &self.tasks {
+            if id.connector == connector {
+                t.paused.send_replace(target != TargetState::Started);
+            }
+        }
+    }
+
+    /// Starts one task with its committed config.
+    pub fn start_task(
+        &mut self,
+        id: ConnectorTaskId,
+        task_config: &ConfigMap,
+        connector_config: &ConfigMap,
+        target: TargetState,
+    ) {
+        if self.tasks.contains_key(&id) {
+            return;
+        }
+        match self.build_task(&id, task_config, connector_config, target) {
+            Ok(running) => {
+                self.tasks.insert(id, running);
+            }
+            Err(e) => {
+                tracing::error!(task = %id, error = %e, "failed to start task");
+                self.status.on_failure(&id, super::error_trace(&e));
+            }
+        }
+    }
+
+    fn build_task(
+        &self,
+        id: &ConnectorTaskId,
+        task_config: &ConfigMap,
+        connector_config: &ConfigMap,
+        target: TargetState,
+    ) -> Result<RunningTask, ConnectError> {
+        let task_class = task_config.get(TASK_CLASS_CONFIG).ok_or_else(|| {
+            ConnectError::config(format!("task config of {id} has no {TASK_CLASS_CONFIG}"))
+        })?;
+        let instance = self.registry.create_task(task_class)?;
+        let cancel = CancellationToken::new();
+        let (paused_tx, paused_rx) = watch::channel(target != TargetState::Started);
+        let status: Arc<dyn TaskStatusListener> = self.status.clone();
+        let done = match instance {
+            TaskInstance::Source(task) => {
+                let cc = SourceConnectorConfig::parse(connector_config)?;
+                let converters = RecordConverters::for_connector(&self.config, &cc.common)?;
+                let producer = self
+                    .producer_config(id, connector_config)
+                    .create::<FutureProducer>()
+                    .map_err(|e| {
+                        ConnectError::fatal(format!("failed to create producer for task {id}: {e}"))
+                    })?;
+                let run = SourceTaskRun {
+                    id: id.clone(),
+                    task_config: task_config.clone(),
+                    connector_config: cc.common,
+                    offset_flush_interval: self.config.offset_flush_interval,
+                    converters,
+                    producer,
+                    offsets: self.offsets.clone(),
+                    status,
+                    cancel: cancel.clone(),
+                    paused: paused_rx,
+                };
+                tokio::spawn(run_source_task(run, task))
+            }
+            TaskInstance::Sink(task) => {
+                let cc = SinkConnectorConfig::parse(connector_config)?;
+                let converters = RecordConverters::for_connector(&self.config, &cc.common)?;
+                let run = SinkTaskRun {
+                    id: id.clone(),
+                    task_config: task_config.clone(),
+                    connector_config: cc,
+                    offset_commit_interval: self.config.offset_flush_interval,
+                    converters,
+                    consumer_config: self.consumer_config(connector_config),
+                    status,
+                    cancel: cancel.clone(),
+                    paused: paused_rx,
+                };
+                let rt = tokio::runtime::Handle::current();
+                tokio::task::spawn_blocking(move || run_sink_task(run, task, rt))
+            }
+        };
+        Ok(RunningTask {
+            cancel,
+            paused: paused_tx,
+            done,
+        })
+    }
+
+    fn base_client(&self) -> ClientConfig {
+        let mut c = ClientConfig::new();
+        c.set("bootstrap.servers", &self.config.bootstrap_servers);
+        c
+    }
+
+    /// Source task producer: idempotent, `acks=all`, then the worker's `producer.*` and the
+    /// connector's `producer.override.*` (override policy `All`, Connect's default).
+    fn producer_config(&self, id: &ConnectorTaskId, connector_config: &ConfigMap) -> ClientConfig {
+        let mut c = self.base_client();
+        c.set("enable.idempotence", "true")
+            .set("acks", "all")
+            .set("client.id", format!("connector-producer-{id}"));
+        for (k, v) in self.config.with_prefix("producer.") {
+            c.set(k, v);
+        }
+        for (k, v) in connector_config
+            .iter()
+            .filter_map(|(k, v)| k.strip_prefix("producer.override.").map(|k| (k, v)))
+        {
+            c.set(k, v);
+        }
+        c
+    }
+
+    fn consumer_config(&self, connector_config: &ConfigMap) -> ClientConfig {
+        let mut c = self.base_client();
+        for (k, v) in self.config.with_prefix("consumer.") {
+            c.set(k, v);
+        }
+        for (k, v) in connector_config
+            .iter()
+            .filter_map(|(k, v)| k.strip_prefix("consumer.override.").map(|k| (k, v)))
+        {
+            c.set(k, v);
+        }
+        c
+    }
+
+    /// Stops tasks and waits until each has stopped (offsets committed, status written).
+    pub async fn stop_tasks(&mut self, ids: &[ConnectorTaskId]) {
+        let mut stopping = Vec::new();
+        for id in ids {
+            if let Some(t) = self.tasks.remove(id) {
+                t.cancel.cancel();
+                stopping.push((id.clone(), t.done));
+            }
+        }
+        for (id, done) in stopping {
+            if let Err(e) = done.await {
+                tracing::warn!(task = %id, error = %e, "task ended abnormally");
+            }
+        }
+    }
+
+    pub async fn stop_all(&mut self) {
+        let tasks = self.running_tasks();
+        self.stop_tasks(&tasks).await;
+        for name in self.running_connectors() {
+            self.stop_connector(&name).await;
+        }
+    }
+}
