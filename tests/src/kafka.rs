@@ -114,3 +114,35 @@ pub fn read_until(
     }
     seen
 }
+
+/// Produces records (key, value) to `topic` and waits for every acknowledgement.
+pub async fn produce(topic: &str, records: impl Iterator<Item = (Option<String>, Option<String>)>) {
+    use rdkafka::producer::{FutureProducer, FutureRecord};
+    let producer: FutureProducer = client_config()
+        .set("acks", "all")
+        .create()
+        .expect("producer config");
+    let mut pending = Vec::new();
+    let records: Vec<_> = records.collect();
+    for (k, v) in &records {
+        let mut r: FutureRecord<'_, str, str> = FutureRecord::to(topic);
+        if let Some(k) = k {
+            r = r.key(k.as_str());
+        }
+        if let Some(v) = v {
+            r = r.payload(v.as_str());
+        }
+        pending.push(
+            producer
+                .send_result(r)
+                .map_err(|(e, _)| e)
+                .expect("enqueue"),
+        );
+    }
+    for p in pending {
+        p.await
+            .expect("delivery")
+            .map_err(|(e, _)| e)
+            .expect("acknowledged");
+    }
+}

@@ -2,11 +2,13 @@
 //!
 //! - [`kafka`]: the local Apache Kafka started by `deploy/kafka.sh` (address from
 //!   `KAFKA_BOOTSTRAP_SERVERS`), topic creation and reading with either isolation level.
+//! - [`worker`]: real `connect-worker` processes (start, SIGKILL, SIGSTOP) and their REST API.
 //!
 //! Every test uses random topic, group and transactional ids ([`unique`]) so tests can share one
 //! cluster, run in parallel and be re-run without cleanup.
 
 pub mod kafka;
+pub mod worker;
 
 /// A name no other test run uses: `<prefix>-<uuid>`.
 pub fn unique(prefix: &str) -> String {

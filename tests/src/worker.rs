@@ -1,0 +1,283 @@
+//! Real `connect-worker` processes for black-box tests: start them on free ports with a
+//! generated worker config, talk to their REST API, and break them (SIGKILL, SIGSTOP).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::kafka::bootstrap_servers;
+use crate::unique;
+
+/// Path of the `connect-worker` binary, built once per test run if needed.
+pub fn worker_binary() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("workspace root")
+            .to_owned();
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("target"));
+        let status = Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "-q",
+                "-p",
+                "connect-worker",
+                "--bin",
+                "connect-worker",
+            ])
+            .current_dir(&root)
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "building connect-worker failed");
+        target.join("debug").join("connect-worker")
+    })
+}
+
+/// A free loopback port (bound then released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One Connect cluster: a group id and internal topics no other test uses.
+#[derive(Debug, Clone)]
+pub struct ClusterSpec {
+    pub group_id: String,
+    pub dir: PathBuf,
+    /// Extra or overriding worker properties.
+    pub props: BTreeMap<String, String>,
+}
+
+impl ClusterSpec {
+    pub fn new(prefix: &str) -> Self {
+        let group_id = unique(prefix);
+        let dir = std::env::temp_dir().join(&group_id);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut props = BTreeMap::new();
+        for (k, v) in [
+            ("bootstrap.servers", bootstrap_servers()),
+            ("group.id", group_id.clone()),
+            ("config.storage.topic", format!("{group_id}-configs")),
+            ("offset.storage.topic", format!("{group_id}-offsets")),
+            ("status.storage.topic", format!("{group_id}-status")),
+            ("config.storage.replication.factor", "1".into()),
+            ("offset.storage.replication.factor", "1".into()),
+            ("status.storage.replication.factor", "1".into()),
+            ("offset.storage.partitions", "5".into()),
+            ("status.storage.partitions", "2".into()),
+            (
+                "key.converter",
+                "org.apache.kafka.connect.json.JsonConverter".into(),
+            ),
+            (
+                "value.converter",
+                "org.apache.kafka.connect.json.JsonConverter".into(),
+            ),
+            ("key.converter.schemas.enable", "false".into()),
+            ("value.converter.schemas.enable", "false".into()),
+            ("offset.flush.interval.ms", "1000".into()),
+            ("session.timeout.ms", "6000".into()),
+            ("heartbeat.interval.ms", "1000".into()),
+            ("rebalance.timeout.ms", "20000".into()),
+            ("scheduled.rebalance.max.delay.ms", "4000".into()),
+        ] {
+            props.insert(k.to_owned(), v);
+        }
+        ClusterSpec {
+            group_id,
+            dir,
+            props,
+        }
+    }
+
+    pub fn set(mut self, key: &str, value: &str) -> Self {
+        self.props.insert(key.to_owned(), value.to_owned());
+        self
+    }
+
+    /// Starts one worker of this cluster and waits until its REST API answers.
+    pub async fn start_worker(&self) -> WorkerProc {
+        WorkerProc::start(self, free_port()).await
+    }
+}
+
+/// A running worker process. Dropping it kills the process.
+pub struct WorkerProc {
+    child: Option<Child>,
+    pub port: u16,
+    pub log: PathBuf,
+    spec: ClusterSpec,
+}
+
+impl WorkerProc {
+    pub async fn start(spec: &ClusterSpec, port: u16) -> Self {
+        let props_path = spec.dir.join(format!("worker-{port}.properties"));
+        let mut text = String::new();
+        for (k, v) in &spec.props {
+            text.push_str(&format!("{k}={v}\n"));
+        }
+        text.push_str(&format!("listeners=http://127.0.0.1:{port}\n"));
+        std::fs::write(&props_path, text).unwrap();
+        let log = spec.dir.join(format!("worker-{port}.log"));
+        let out = std::fs::File::create(&log).unwrap();
+        let child = Command::new(worker_binary())
+            .arg(&props_path)
+            .env("RUST_LOG", "info,rdkafka=warn")
+            .env("NO_COLOR", "1")
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("spawn connect-worker");
+        let w = WorkerProc {
+            child: Some(child),
+            port,
+            log,
+            spec: spec.clone(),
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if w.get("/").await.is_ok() {
+                return w;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "worker on port {port} did not answer; log:\n{}",
+                w.log_text()
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Restarts a stopped or killed worker on the same port.
+    pub async fn restart(&mut self) {
+        let fresh = WorkerProc::start(&self.spec, self.port).await;
+        *self = fresh;
+    }
+
+    pub fn worker_id(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn pid(&self) -> Option<i32> {
+        self.child.as_ref().map(|c| c.id() as i32)
+    }
+
+    /// Sends a signal with kill(1) (the workspace forbids `unsafe`, so no libc call).
+    fn signal(&self, sig: &str) {
+        if let Some(pid) = self.pid() {
+            let _ = Command::new("kill")
+                .arg(format!("-{sig}"))
+                .arg(pid.to_string())
+                .status();
+        }
+    }
+
+    /// SIGKILL: a crash, no clean shutdown, no LeaveGroup.
+    pub fn kill9(&mut self) {
+        self.signal("KILL");
+        if let Some(mut c) = self.child.take() {
+            let _ = c.wait();
+        }
+    }
+
+    /// SIGTERM and wait for a clean exit; returns the exit status.
+    pub fn terminate(&mut self) -> Option<std::process::ExitStatus> {
+        self.signal("TERM");
+        self.child.take().and_then(|mut c| c.wait().ok())
+    }
+
+    /// SIGSTOP: the process freezes (a zombie once the group moves on).
+    pub fn pause(&self) {
+        self.signal("STOP");
+    }
+
+    pub fn resume(&self) {
+        self.signal("CONT");
+    }
+
+    pub async fn get(&self, path: &str) -> Result<Value, String> {
+        let res = http()
+            .get(self.url(path))
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        let status = res.status();
+        let body: Value = res.json().await.map_err(|e| e.to_string())?;
+        if status.is_success() {
+            Ok(body)
+        } else {
+            Err(format!("{status}: {body}"))
+        }
+    }
+
+    /// Sends a request with a JSON body; returns (status, body or Null).
+    pub async fn send(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let mut req = http().request(m, self.url(path));
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let res = req.send().await.expect("REST request");
+        let status = res.status().as_u16();
+        let text = res.text().await.unwrap_or_default();
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+}
+
+impl Drop for WorkerProc {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            self.signal("CONT");
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn http() -> &'static reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT.get_or_init(|| {
+        reqwest::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .unwrap()
+    })
+}
+
+/// Polls `check` every 250 ms until it returns `Some`, or panics with `what` after `timeout`.
+pub async fn eventually<T, F, Fut>(timeout: Duration, what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {timeout:?} waiting for: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
