@@ -47,6 +47,7 @@ fn openapi_lists_exactly_the_router_routes() {
 async fn every_declared_route_is_served() {
     let app = rest::router(RestState {
         kafka_cluster_id: "test".into(),
+        herder: None,
     });
     for (method, path) in ROUTES {
         let concrete = path

@@ -39,6 +39,7 @@ mod tests {
     fn app() -> axum::Router {
         router(RestState {
             kafka_cluster_id: "abc".into(),
+            herder: None,
         })
     }
 
