@@ -146,3 +146,59 @@ pub async fn produce(topic: &str, records: impl Iterator<Item = (Option<String>,
             .expect("acknowledged");
     }
 }
+
+/// Reads every record of `topics` up to their current end: the high watermark, or for
+/// `read_committed` the last stable offset (the consumer's position moves past transaction
+/// markers and aborted records). Panics if the end is not reached within `timeout`.
+pub fn read_all(topics: &[&str], isolation: Isolation, timeout: Duration) -> Vec<Record> {
+    let consumer: BaseConsumer = client_config()
+        .set("group.id", crate::unique("reader"))
+        .set("auto.offset.reset", "earliest")
+        .set("enable.auto.commit", "false")
+        .set("isolation.level", isolation.as_config())
+        .create()
+        .expect("consumer config is valid");
+    let mut ends = std::collections::BTreeMap::new();
+    let mut tpl = rdkafka::TopicPartitionList::new();
+    for t in topics {
+        let md = consumer.fetch_metadata(Some(t), Duration::from_secs(10)).expect("metadata");
+        for topic in md.topics() {
+            for p in topic.partitions() {
+                let (_, high) = consumer.fetch_watermarks(t, p.id(), Duration::from_secs(10)).expect("watermarks");
+                ends.insert((t.to_string(), p.id()), high);
+                tpl.add_partition_offset(t, p.id(), rdkafka::Offset::Beginning).unwrap();
+            }
+        }
+    }
+    consumer.assign(&tpl).expect("assign");
+    let deadline = Instant::now() + timeout;
+    let mut seen = Vec::new();
+    loop {
+        let positions = consumer.position().expect("position");
+        let done = ends.iter().all(|((t, p), end)| {
+            *end == 0
+                || positions
+                    .find_partition(t, *p)
+                    .and_then(|e| match e.offset() {
+                        rdkafka::Offset::Offset(o) => Some(o >= *end),
+                        _ => None,
+                    })
+                    .unwrap_or(false)
+        });
+        if done {
+            return seen;
+        }
+        assert!(Instant::now() < deadline, "timed out reading {topics:?} to the end ({isolation:?}); saw {}", seen.len());
+        match consumer.poll(Duration::from_millis(200)) {
+            None => {}
+            Some(Err(e)) => panic!("consumer error reading {topics:?}: {e}"),
+            Some(Ok(m)) => seen.push(Record {
+                topic: m.topic().to_owned(),
+                partition: m.partition(),
+                offset: m.offset(),
+                key: m.key().map(|k| String::from_utf8_lossy(k).into_owned()),
+                value: m.payload().map(|v| String::from_utf8_lossy(v).into_owned()),
+            }),
+        }
+    }
+}

@@ -26,7 +26,7 @@ use connect_worker::storage::offsets::OffsetStoreSettings;
 use connect_worker::storage::status::StatusStoreSettings;
 use connect_worker::storage::topics::TopicSettings;
 use connect_worker::storage::{
-    ConfigBackingStore, ConnectorOffsetBackingStore, OffsetBackingStore, StatusBackingStore,
+    ConfigBackingStore, OffsetBackingStore, StatusBackingStore,
 };
 
 /// A Kafka Connect-compatible distributed worker.
@@ -96,7 +96,8 @@ async fn main() -> anyhow::Result<()> {
             client: client.clone(),
             group_id: config.group_id.clone(),
             read_committed: eos_enabled,
-            transactional_writes: false,
+            // preparing/enabled: the leader writes through the fencable transactional producer.
+            transactional_writes: config.exactly_once_source_support != ExactlyOnceSourceSupport::Disabled,
         })
         .await
         .context("failed to start the config topic store")?,
@@ -148,6 +149,16 @@ async fn main() -> anyhow::Result<()> {
         rebalancing: true,
         ..Default::default()
     }));
+    let handle = HerderHandle {
+            config: config.clone(),
+            registry,
+            config_store: config_store.clone(),
+            status_store: status_store.clone(),
+            offset_store: offset_store.clone(),
+            view: view.clone(),
+            kafka_cluster_id: kafka_cluster_id.clone().into(),
+            commands: commands_tx,
+        };
     let herder = Herder::new(HerderParts {
         config: config.clone(),
         config_store: config_store.clone(),
@@ -157,21 +168,13 @@ async fn main() -> anyhow::Result<()> {
         view: view.clone(),
         worker_url: worker_url.clone(),
         commands: commands_rx,
+        handle: handle.clone(),
     });
     let herder_task = tokio::spawn(herder.run(shutdown.clone()));
 
     let app = rest::router(RestState {
         kafka_cluster_id: kafka_cluster_id.clone().into(),
-        herder: Some(HerderHandle {
-            config: config.clone(),
-            registry,
-            config_store: config_store.clone(),
-            status_store: status_store.clone(),
-            offset_store: offset_store.clone(),
-            view,
-            kafka_cluster_id: kafka_cluster_id.into(),
-            commands: commands_tx,
-        }),
+        herder: Some(handle),
     });
     let mut servers = Vec::new();
     for listener in &config.listeners {

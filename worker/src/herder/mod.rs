@@ -27,6 +27,9 @@
 //! Connector and task failures are statuses, never herder failures. A fatal group error ends
 //! the loop and the worker exits non-zero.
 
+mod fencing;
+mod gate;
+pub mod session_key;
 mod view;
 
 pub use view::{HerderCommand, HerderHandle, HerderView};
@@ -44,7 +47,7 @@ use tokio_util::sync::CancellationToken;
 use crate::cluster::{
     self, ClusterConfigSnapshot, ConnectProtocolVersion, GroupEvent, GroupHandle,
 };
-use crate::config::WorkerConfig;
+use crate::config::{ExactlyOnceSourceSupport, WorkerConfig};
 use crate::runtime::connector::ConnectorRequest;
 use crate::runtime::worker::Worker;
 use crate::storage::{
@@ -66,7 +69,12 @@ pub struct Herder {
     config_updates: broadcast::Receiver<ConfigUpdate>,
     connector_requests: mpsc::UnboundedReceiver<ConnectorRequest>,
     commands: mpsc::UnboundedReceiver<HerderCommand>,
+    handle: HerderHandle,
     view: Arc<RwLock<HerderView>>,
+    /// `owned_tasks`, shared with the exactly-once gate's post-producer check.
+    shared_owned_tasks: Arc<std::sync::Mutex<BTreeSet<ConnectorTaskId>>>,
+    /// The leader's privileged (transactional) config writer needs claiming.
+    needs_write_privileges: bool,
     /// What the group assigned to this worker.
     owned_connectors: BTreeSet<String>,
     owned_tasks: BTreeSet<ConnectorTaskId>,
@@ -92,6 +100,8 @@ pub struct HerderParts {
     pub view: Arc<RwLock<HerderView>>,
     pub worker_url: String,
     pub commands: mpsc::UnboundedReceiver<HerderCommand>,
+    /// The REST side's handle: task configs are published and fencing requested through it.
+    pub handle: HerderHandle,
 }
 
 fn storage_id(id: &cluster::ConnectorTaskId) -> ConnectorTaskId {
@@ -120,7 +130,14 @@ fn member_snapshot(state: &ClusterConfigState) -> ClusterConfigSnapshot {
 
 impl Herder {
     /// Joins the group and returns the herder, ready to [`run`](Self::run).
-    pub fn new(parts: HerderParts) -> Self {
+    pub fn new(mut parts: HerderParts) -> Self {
+        let shared_owned_tasks = Arc::new(std::sync::Mutex::new(BTreeSet::new()));
+        if parts.config.exactly_once_source_support == ExactlyOnceSourceSupport::Enabled {
+            parts.worker.enable_exactly_once(Arc::new(gate::HerderGate {
+                handle: parts.handle.clone(),
+                owned_tasks: shared_owned_tasks.clone(),
+            }));
+        }
         let snapshot = Arc::new(member_snapshot(&parts.config_store.snapshot()));
         let (member_snapshot, snapshot_rx) = watch::channel(snapshot);
         let protocol = match parts.config.connect_protocol {
@@ -158,7 +175,10 @@ impl Herder {
             config_updates,
             connector_requests: parts.connector_requests,
             commands: parts.commands,
+            handle: parts.handle,
             view: parts.view,
+            shared_owned_tasks,
+            needs_write_privileges: false,
             owned_connectors: BTreeSet::new(),
             owned_tasks: BTreeSet::new(),
             assigned: false,
@@ -199,8 +219,17 @@ impl Herder {
                     self.member.request_rejoin();
                 }
                 cmd = self.commands.recv() => {
-                    if let Some(HerderCommand::RestartTask(id)) = cmd {
-                        self.restart_task(&id).await;
+                    match cmd {
+                        Some(HerderCommand::RestartTask(id)) => self.restart_task(&id).await,
+                        Some(HerderCommand::FenceZombies(connector, reply)) => {
+                            // Fencing waits on brokers; keep the loop responsive meanwhile.
+                            let store = self.config_store.clone();
+                            let config = self.config.clone();
+                            tokio::spawn(async move {
+                                let _ = reply.send(fencing::fence_zombies(&store, &config, &connector).await);
+                            });
+                        }
+                        None => {}
                     }
                 }
                 _ = tick.tick() => {}
@@ -257,6 +286,10 @@ impl Herder {
                 }
                 self.worker.status().set_generation(generation);
                 self.protocol = protocol;
+                // A (new) leader claims the config topic's transactional writer, fencing any
+                // previous leader's writes; followers never write privileged records.
+                self.needs_write_privileges = is_leader
+                    && self.config.exactly_once_source_support != ExactlyOnceSourceSupport::Disabled;
                 if assignment.failed() {
                     // CONFIG_MISMATCH: catch up with the config topic, then try again.
                     let _ = self
@@ -336,6 +369,7 @@ impl Herder {
 
     /// Stops what runs here but is no longer owned (or no longer exists).
     async fn stop_unowned(&mut self) {
+        *self.shared_owned_tasks.lock().unwrap_or_else(|p| p.into_inner()) = self.owned_tasks.clone();
         let snapshot = self.config_store.snapshot();
         let tasks: Vec<ConnectorTaskId> = self
             .worker
@@ -367,6 +401,7 @@ impl Herder {
         if !self.assigned {
             return;
         }
+        self.leader_duties().await;
         self.stop_unowned().await;
 
         // Connectors: start owned ones, restart on config change, apply target states.
@@ -410,13 +445,15 @@ impl Herder {
                     tracing::info!(task = %id, "task config changed; restarting the task");
                     self.worker.stop_tasks(std::slice::from_ref(&id)).await;
                     self.worker
-                        .start_task(id.clone(), task_config, conn_config, target);
+                        .start_task(id.clone(), task_config, conn_config, target, snapshot.task_config_generation(&id.connector))
+                        .await;
                     self.applied_task_configs
                         .insert(id.clone(), task_config.clone());
                 }
                 None => {
                     self.worker
-                        .start_task(id.clone(), task_config, conn_config, target);
+                        .start_task(id.clone(), task_config, conn_config, target, snapshot.task_config_generation(&id.connector))
+                        .await;
                     self.applied_task_configs
                         .insert(id.clone(), task_config.clone());
                 }
@@ -434,6 +471,30 @@ impl Herder {
                 tracing::warn!(connector = %name, error = %e, "failed to update task configs; will retry");
                 self.needs_task_configs.insert(name);
             }
+        }
+    }
+
+    /// Claiming the privileged config writer and rotating the session key.
+    async fn leader_duties(&mut self) {
+        if !self.view.read().await.is_leader {
+            return;
+        }
+        if self.needs_write_privileges {
+            match self.config_store.claim_write_privileges().await {
+                Ok(()) => {
+                    tracing::info!("claimed write privileges on the config topic");
+                    self.needs_write_privileges = false;
+                }
+                Err(e) => tracing::warn!(error = %e, "failed to claim write privileges on the config topic; will retry"),
+            }
+        }
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or_default();
+        if let Err(e) = session_key::maybe_rotate_session_key(&self.config_store, &self.config, now_ms).await {
+            tracing::warn!(error = %e, "failed to write a session key; will retry");
+            self.needs_write_privileges = self.config.exactly_once_source_support != ExactlyOnceSourceSupport::Disabled;
         }
     }
 
@@ -496,10 +557,12 @@ impl Herder {
             return Ok(());
         }
         tracing::info!(connector = %name, tasks = configs.len(), "writing task configs");
-        self.config_store
-            .put_task_configs(name, &configs)
-            .await
-            .map_err(|e| e.to_string())
+        let result = self.handle.submit_task_configs(name, configs).await;
+        if result.is_err() && self.view.read().await.is_leader {
+            // A failed privileged write drops the transactional writer; claim it again.
+            self.needs_write_privileges = self.config.exactly_once_source_support != ExactlyOnceSourceSupport::Disabled;
+        }
+        result
     }
 
     /// Restarts one task if it is owned here (`POST .../tasks/{t}/restart`).
@@ -519,7 +582,8 @@ impl Herder {
         tracing::info!(task = %id, "restarting task");
         self.worker.stop_tasks(std::slice::from_ref(id)).await;
         self.worker
-            .start_task(id.clone(), task_config, config, target);
+            .start_task(id.clone(), task_config, config, target, snapshot.task_config_generation(&id.connector))
+                        .await;
         self.applied_task_configs
             .insert(id.clone(), task_config.clone());
     }
@@ -565,7 +629,8 @@ impl Herder {
                 tracing::info!(task = %id, "restarting task");
                 self.worker.stop_tasks(std::slice::from_ref(&id)).await;
                 self.worker
-                    .start_task(id.clone(), task_config, &config, target);
+                    .start_task(id.clone(), task_config, &config, target, snapshot.task_config_generation(&id.connector))
+                        .await;
                 self.applied_task_configs
                     .insert(id.clone(), task_config.clone());
             }

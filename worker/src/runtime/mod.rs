@@ -4,6 +4,7 @@
 //! - [`source`]: the at-least-once source task runner (poll -> convert -> produce -> offsets)
 //! - [`connector`]: a running connector instance (start, task configs, pause, stop)
 //! - [`worker`]: the connectors and tasks running on this worker (Connect's `Worker`)
+//! - [`exactly_once`]: the exactly-once source task runner (KIP-618: records and offsets in one transaction)
 //! - [`sink`]: the sink task runner (consume -> convert -> put -> pre_commit -> commit)
 //!
 //! Runners report through [`TaskStatusListener`] and persist source offsets through
@@ -11,6 +12,7 @@
 
 pub mod connector;
 pub mod convert;
+pub mod exactly_once;
 mod offsets;
 pub mod sink;
 pub mod source;

@@ -164,7 +164,7 @@ pub(crate) async fn await_delivery(
     delivery_result(topic, fut.await)
 }
 
-fn delivery_result(
+pub(crate) fn delivery_result(
     topic: &str,
     outcome: Result<
         rdkafka::producer::future_producer::OwnedDeliveryResult,

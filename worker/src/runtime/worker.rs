@@ -16,13 +16,19 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::connector::{ConnectorHandle, ConnectorRequest, ConnectorStatusListener};
+use super::exactly_once::{
+    ExactlyOnceGate, ExactlyOnceSourceTaskRun, run_exactly_once_source_task, task_transactional_id,
+};
 use super::convert::RecordConverters;
 use super::sink::{SinkTaskRun, run_sink_task};
 use super::source::{SourceTaskRun, run_source_task};
 use super::{ConnectorTaskId, SourceOffsetBackend, TaskStatusListener};
 use crate::config::WorkerConfig;
+use crate::storage::offsets::OffsetStoreSettings;
+use crate::storage::topics::TopicSettings;
 use crate::storage::{
-    ConnectorState, ConnectorStatus, StatusBackingStore, TargetState, TaskStatus,
+    ConnectorOffsetBackingStore, ConnectorState, ConnectorStatus, OffsetBackingStore,
+    StatusBackingStore, TargetState, TaskStatus,
 };
 
 /// Writes connector and task states to the status topic, in the order they happen, stamped
@@ -125,6 +131,11 @@ pub struct Worker {
     config: Arc<WorkerConfig>,
     registry: Arc<PluginRegistry>,
     offsets: Arc<dyn SourceOffsetBackend>,
+    global_offsets: Arc<OffsetBackingStore>,
+    /// Set when `exactly.once.source.support=enabled`: source tasks run transactionally.
+    exactly_once: Option<Arc<dyn ExactlyOnceGate>>,
+    /// Per-connector offsets topics (`offsets.storage.topic`), opened on first use.
+    connector_offset_stores: BTreeMap<String, Arc<OffsetBackingStore>>,
     status: Arc<StatusReporter>,
     requests: mpsc::UnboundedSender<ConnectorRequest>,
     connectors: BTreeMap<String, ConnectorHandle>,
@@ -135,19 +146,66 @@ impl Worker {
     pub fn new(
         config: Arc<WorkerConfig>,
         registry: Arc<PluginRegistry>,
-        offsets: Arc<dyn SourceOffsetBackend>,
+        global_offsets: Arc<OffsetBackingStore>,
         status: Arc<StatusReporter>,
         requests: mpsc::UnboundedSender<ConnectorRequest>,
     ) -> Self {
         Worker {
+            offsets: Arc::new(ConnectorOffsetBackingStore::worker_only(global_offsets.clone())),
+            global_offsets,
+            exactly_once: None,
+            connector_offset_stores: BTreeMap::new(),
             config,
             registry,
-            offsets,
             status,
             requests,
             connectors: BTreeMap::new(),
             tasks: BTreeMap::new(),
         }
+    }
+
+    /// Runs source tasks with exactly-once support, fenced through `gate`.
+    pub fn enable_exactly_once(&mut self, gate: Arc<dyn ExactlyOnceGate>) {
+        self.exactly_once = Some(gate);
+    }
+
+    /// The offsets a source connector's tasks read and write: its own topic (created if
+    /// missing) over the worker's global one, or the global one alone.
+    async fn connector_offsets(
+        &mut self,
+        connector_config: &SourceConnectorConfig,
+    ) -> Result<Arc<ConnectorOffsetBackingStore>, ConnectError> {
+        let Some(topic) = connector_config
+            .offsets_storage_topic
+            .clone()
+            .filter(|t| *t != self.config.offset_storage_topic)
+        else {
+            return Ok(Arc::new(ConnectorOffsetBackingStore::worker_only(self.global_offsets.clone())));
+        };
+        let store = match self.connector_offset_stores.get(&topic) {
+            Some(s) => s.clone(),
+            None => {
+                let store = OffsetBackingStore::start(OffsetStoreSettings {
+                    topic: TopicSettings::new(
+                        &topic,
+                        self.config.offset_storage_partitions,
+                        self.config.offset_storage_replication_factor.into(),
+                    ),
+                    client: self.base_client(),
+                    client_id: format!("{}-offsets-{topic}", self.config.group_id),
+                    read_committed: self.exactly_once.is_some(),
+                })
+                .await
+                .map_err(|e| ConnectError::fatal(format!("failed to open offsets topic {topic}: {e}")))?;
+                let store = Arc::new(store);
+                self.connector_offset_stores.insert(topic, store.clone());
+                store
+            }
+        };
+        Ok(Arc::new(ConnectorOffsetBackingStore::with_connector_store(
+            store,
+            Some(self.global_offsets.clone()),
+        )))
     }
 
     pub fn status(&self) -> &Arc<StatusReporter> {
@@ -239,18 +297,20 @@ impl Worker {
         }
     }
 
-    /// Starts one task with its committed config.
-    pub fn start_task(
+    /// Starts one task with its committed config; `generation` is the connector's
+    /// task-config generation it was scheduled under (checked by exactly-once tasks).
+    pub async fn start_task(
         &mut self,
         id: ConnectorTaskId,
         task_config: &ConfigMap,
         connector_config: &ConfigMap,
         target: TargetState,
+        generation: Option<i32>,
     ) {
         if self.tasks.contains_key(&id) {
             return;
         }
-        match self.build_task(&id, task_config, connector_config, target) {
+        match self.build_task(&id, task_config, connector_config, target, generation).await {
             Ok(running) => {
                 self.tasks.insert(id, running);
             }
@@ -261,12 +321,13 @@ impl Worker {
         }
     }
 
-    fn build_task(
-        &self,
+    async fn build_task(
+        &mut self,
         id: &ConnectorTaskId,
         task_config: &ConfigMap,
         connector_config: &ConfigMap,
         target: TargetState,
+        generation: Option<i32>,
     ) -> Result<RunningTask, ConnectError> {
         let task_class = task_config.get(TASK_CLASS_CONFIG).ok_or_else(|| {
             ConnectError::config(format!("task config of {id} has no {TASK_CLASS_CONFIG}"))
@@ -276,6 +337,31 @@ impl Worker {
         let (paused_tx, paused_rx) = watch::channel(target != TargetState::Started);
         let status: Arc<dyn TaskStatusListener> = self.status.clone();
         let done = match instance {
+            TaskInstance::Source(task) if self.exactly_once.is_some() => {
+                let cc = SourceConnectorConfig::parse(connector_config)?;
+                let converters = RecordConverters::for_connector(&self.config, &cc.common)?;
+                let offsets = self.connector_offsets(&cc).await?;
+                let mut producer_config = self.producer_config(id, connector_config);
+                // Forced, whatever the overrides said (Connect warns and overwrites too).
+                producer_config
+                    .set("enable.idempotence", "true")
+                    .set("transactional.id", task_transactional_id(&self.config.group_id, id));
+                let run = ExactlyOnceSourceTaskRun {
+                    id: id.clone(),
+                    task_config: task_config.clone(),
+                    connector_config: cc,
+                    offset_flush_interval: self.config.offset_flush_interval,
+                    converters,
+                    producer_config,
+                    offsets,
+                    gate: self.exactly_once.clone().expect("checked above"),
+                    generation,
+                    status,
+                    cancel: cancel.clone(),
+                    paused: paused_rx,
+                };
+                tokio::spawn(run_exactly_once_source_task(run, task))
+            }
             TaskInstance::Source(task) => {
                 let cc = SourceConnectorConfig::parse(connector_config)?;
                 let converters = RecordConverters::for_connector(&self.config, &cc.common)?;

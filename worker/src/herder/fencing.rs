@@ -1,0 +1,106 @@
+//! Zombie fencing (KIP-618): before a new generation of a connector's exactly-once tasks starts,
+//! the leader makes sure no task of the previous generation can still commit.
+//!
+//! ```text
+//!  task start (any worker) ──fence(connector)──> leader (locally, or PUT /connectors/{c}/fence)
+//!     leader: read config topic to the end
+//!       no pending fencing ─────────────────────────────────────────────> done
+//!       no tasks-fencing record yet, or 1 task -> 1 task ──> write tasks-fencing-<c> = count
+//!       else: init_transactions on <group>-<c>-0 .. <group>-<c>-(record-1)   (bumps each epoch)
+//!             read config topic; task configs unchanged? ──> write tasks-fencing-<c> = count
+//! ```
+//!
+//! # Guarantees
+//!
+//! - Bumping the epoch of a transactional id aborts its open transaction and makes every later
+//!   send or commit of the old producer fail, so a paused or partitioned zombie task cannot
+//!   commit records after its successor started.
+//! - The task-count record is written only after every id of the previous generation was
+//!   fenced, and tasks of a connector start only once no fencing is pending.
+//!
+//! # Errors
+//!
+//! Fencing or the privileged write failing is reported to the caller (the task then fails).
+//! New task configs committed during a round fail it with Connect's 409 message.
+
+use std::time::Duration;
+
+use rdkafka::ClientConfig;
+use rdkafka::producer::{BaseProducer, Producer};
+
+use crate::config::WorkerConfig;
+use crate::runtime::ConnectorTaskId;
+use crate::runtime::exactly_once::task_transactional_id;
+use crate::storage::ConfigBackingStore;
+
+const FENCE_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// Runs one fencing round for `connector` on the leader.
+pub async fn fence_zombies(
+    store: &ConfigBackingStore,
+    config: &WorkerConfig,
+    connector: &str,
+) -> Result<(), String> {
+    store
+        .refresh(Duration::from_secs(30))
+        .await
+        .map_err(|e| format!("Failed to read to end of config topic before performing zombie fencing: {e}"))?;
+    let snapshot = store.snapshot();
+    if !snapshot.contains(connector) {
+        return Err(format!("Connector {connector} not found"));
+    }
+    if !snapshot.pending_fencing(connector) {
+        return Ok(());
+    }
+    let count = snapshot.task_count(connector);
+    let generation = snapshot.task_config_generation(connector);
+    match snapshot.task_count_record(connector) {
+        // Never ran with exactly-once, or 1 -> 1: the new task's init_transactions fences.
+        None => {}
+        Some(1) if count == 1 => {}
+        Some(previous) => {
+            let ids: Vec<String> = (0..previous.max(0))
+                .map(|t| task_transactional_id(&config.group_id, &ConnectorTaskId::new(connector, t)))
+                .collect();
+            tracing::info!(connector, transactional_ids = ?ids, "fencing zombie tasks of the previous generation");
+            let bootstrap = config.bootstrap_servers.clone();
+            let admin_overrides = config.with_prefix("admin.");
+            tokio::task::spawn_blocking(move || fence_transactional_ids(&bootstrap, &admin_overrides, &ids))
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| format!("Failed to perform zombie fencing: {e}"))?;
+            store
+                .refresh(Duration::from_secs(30))
+                .await
+                .map_err(|e| format!("Failed to read to end of config topic after zombie fencing: {e}"))?;
+            if store.snapshot().task_config_generation(connector) != generation {
+                return Err("Fencing failed because new task configurations were generated for the connector".into());
+            }
+        }
+    }
+    store
+        .put_task_count_record(connector, count)
+        .await
+        .map_err(|e| format!("Failed to perform zombie fencing: failed to write the task count record: {e}"))?;
+    tracing::info!(connector, task_count = count, "wrote task count record");
+    Ok(())
+}
+
+/// What `Admin.fenceProducers` does: InitProducerId for each id, which bumps its epoch.
+fn fence_transactional_ids(
+    bootstrap: &str,
+    overrides: &std::collections::BTreeMap<String, String>,
+    ids: &[String],
+) -> Result<(), String> {
+    for id in ids {
+        let mut c = ClientConfig::new();
+        c.set("bootstrap.servers", bootstrap);
+        for (k, v) in overrides {
+            c.set(k, v);
+        }
+        c.set("transactional.id", id).set("client.id", format!("connector-worker-fencer-{id}"));
+        let p: BaseProducer = c.create().map_err(|e| format!("{id}: {e}"))?;
+        p.init_transactions(FENCE_TIMEOUT).map_err(|e| format!("{id}: {e}"))?;
+    }
+    Ok(())
+}

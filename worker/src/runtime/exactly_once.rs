@@ -1,0 +1,437 @@
+//! The exactly-once source task runner (KIP-618, Java's `ExactlyOnceWorkerSourceTask`).
+//!
+//! ```text
+//!  start: fence zombies (leader writes tasks-fencing-<c>) ─> init_transactions ─> still current?
+//!         ─> read offsets (read_committed) ─> task.start
+//!
+//!  poll ─> convert ─> begin (if none open) ─> send ─> stage offset ─┐
+//!      record-level boundary (connector): commit / abort here ◀────┘
+//!  after the batch: boundary? poll: always │ interval: elapsed │ connector: requested
+//!      commit: offsets records ──(same producer, same transaction)──> offsets topic
+//!              commit_transaction ─> commit_record(record, metadata)* ─> commit()
+//!      abort:  abort_transaction ─> offsets of the aborted records still committed (new txn)
+//! ```
+//!
+//! # Guarantees
+//!
+//! - A record and the source offset that covers it become visible together or not at all:
+//!   both are written by the task's transactional producer (`<group.id>-<connector>-<task>`)
+//!   inside one transaction. A `read_committed` reader never sees a record whose offset was not
+//!   committed with it, so a restart resumes exactly after the last committed record.
+//! - A zombie (an older instance of the same task that still runs) is fenced: the new instance's
+//!   `init_transactions` bumps the producer epoch, so every later send or commit of the zombie
+//!   fails. Before that, the leader fences every transactional id of the previous generation.
+//! - Idle tasks open no transactions: a transaction begins with the first record or offset.
+//!
+//! # Errors
+//!
+//! Any conversion error (unless tolerated), send, offset or commit error, and fencing, fails the
+//! task (FAILED with the error chain). It never falls back to at-least-once: the open
+//! transaction is abandoned and the broker aborts it.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use connect_api::config::{SourceConnectorConfig, TransactionBoundary};
+use connect_api::connector::TransactionContext;
+use connect_api::{
+    CancellationToken, ConfigMap, ConnectError, SourceOffset, SourcePartition, SourceRecord,
+    SourceTask, SourceTaskContext,
+};
+use rdkafka::ClientConfig;
+use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord, Producer};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::convert::RecordConverters;
+use super::source::{await_delivery, convert_record, partition_key, try_send};
+use super::{BackendOffsetReader, ConnectorTaskId, SourceOffsetBackend, TaskStatusListener, TokioTimer};
+use crate::storage::ConnectorOffsetBackingStore;
+use crate::storage::offsets::offset_records;
+
+/// How long transactional calls (init, commit, abort) may block.
+const TRANSACTION_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The transactional id of a task, as Connect names it.
+pub fn task_transactional_id(group_id: &str, id: &ConnectorTaskId) -> String {
+    format!("{group_id}-{}-{}", id.connector, id.task)
+}
+
+/// The herder's checks around an exactly-once task start.
+#[async_trait]
+pub trait ExactlyOnceGate: Send + Sync {
+    /// A zombie-fencing round for the connector (on the leader) must succeed first.
+    async fn fence(&self, connector: &str) -> Result<(), String>;
+    /// After `init_transactions`: the task is still assigned here and its connector has not
+    /// generated new task configs since the task was scheduled (`generation`).
+    async fn still_current(&self, id: &ConnectorTaskId, generation: Option<i32>) -> Result<(), String>;
+}
+
+/// Everything the runner needs besides the task itself.
+pub struct ExactlyOnceSourceTaskRun {
+    pub id: ConnectorTaskId,
+    pub task_config: ConfigMap,
+    pub connector_config: SourceConnectorConfig,
+    /// Fallback for `transaction.boundary.interval.ms`.
+    pub offset_flush_interval: Duration,
+    pub converters: RecordConverters,
+    /// The task producer's config, `transactional.id` included.
+    pub producer_config: ClientConfig,
+    /// The connector's offsets: primary (written in the task's transactions) over the global.
+    pub offsets: Arc<ConnectorOffsetBackingStore>,
+    pub gate: Arc<dyn ExactlyOnceGate>,
+    /// Task-config generation when the task was scheduled.
+    pub generation: Option<i32>,
+    pub status: Arc<dyn TaskStatusListener>,
+    pub cancel: CancellationToken,
+    pub paused: watch::Receiver<bool>,
+}
+
+/// Requests made through the task's [`TransactionContext`] for the current batch.
+#[derive(Default)]
+struct Requests {
+    commit_batch: bool,
+    abort_batch: bool,
+    commit_at: Vec<(SourcePartition, Option<SourceOffset>)>,
+    abort_at: Vec<(SourcePartition, Option<SourceOffset>)>,
+}
+
+#[derive(Default)]
+struct ConnectorBoundaries(Mutex<Requests>);
+
+impl ConnectorBoundaries {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Requests> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl TransactionContext for ConnectorBoundaries {
+    fn commit_transaction(&self) {
+        self.lock().commit_batch = true;
+    }
+    fn commit_transaction_at(&self, record: &SourceRecord) {
+        self.lock().commit_at.push((record.source_partition.clone(), record.source_offset.clone()));
+    }
+    fn abort_transaction(&self) {
+        self.lock().abort_batch = true;
+    }
+    fn abort_transaction_at(&self, record: &SourceRecord) {
+        self.lock().abort_at.push((record.source_partition.clone(), record.source_offset.clone()));
+    }
+}
+
+struct Sent {
+    record: SourceRecord,
+    delivery: Option<DeliveryFuture>,
+}
+
+struct Runner {
+    run: ExactlyOnceSourceTaskRun,
+    task: Box<dyn SourceTask>,
+    producer: FutureProducer,
+    offsets_topic: String,
+    boundaries: Arc<ConnectorBoundaries>,
+    transaction_open: bool,
+    /// Records sent in the open transaction, in order.
+    in_transaction: VecDeque<Sent>,
+    /// Latest offset per source partition staged for the next commit.
+    staged: BTreeMap<String, (SourcePartition, Option<SourceOffset>)>,
+}
+
+/// Runs an exactly-once source task until cancelled or failed; always ends with the task
+/// stopped and its status reported.
+pub async fn run_exactly_once_source_task(run: ExactlyOnceSourceTaskRun, task: Box<dyn SourceTask>) {
+    let id = run.id.clone();
+    let status = run.status.clone();
+    let mut task = task;
+    let outcome = match prepare(&run).await {
+        Err(e) => Err(e),
+        Ok((producer, offsets_topic)) => {
+            let mut runner = Runner {
+                run,
+                task,
+                producer,
+                offsets_topic,
+                boundaries: Arc::new(ConnectorBoundaries::default()),
+                transaction_open: false,
+                in_transaction: VecDeque::new(),
+                staged: BTreeMap::new(),
+            };
+            let outcome = runner.execute().await;
+            task = runner.task;
+            outcome
+        }
+    };
+    if let Err(e) = task.stop().await {
+        tracing::warn!(task = %id, error = %e, "source task stop failed");
+    }
+    match outcome {
+        Ok(()) => {
+            tracing::info!(task = %id, "exactly-once source task stopped");
+            status.on_shutdown(&id);
+        }
+        Err(e) => {
+            tracing::error!(task = %id, error = %e, "exactly-once source task failed");
+            status.on_failure(&id, super::error_trace(&e));
+        }
+    }
+}
+
+/// Fencing, the transactional producer and the post-producer check.
+async fn prepare(run: &ExactlyOnceSourceTaskRun) -> Result<(FutureProducer, String), ConnectError> {
+    run.gate
+        .fence(&run.id.connector)
+        .await
+        .map_err(|e| ConnectError::fatal(format!("failed to perform zombie fencing for task {}: {e}", run.id)))?;
+    if run.cancel.is_cancelled() {
+        return Err(ConnectError::fatal(format!("task {} was stopped before it started", run.id)));
+    }
+    let producer: FutureProducer = run
+        .producer_config
+        .create()
+        .map_err(|e| ConnectError::fatal(format!("failed to create the transactional producer of task {}: {e}", run.id)))?;
+    let p = producer.clone();
+    tokio::task::spawn_blocking(move || p.init_transactions(TRANSACTION_TIMEOUT))
+        .await
+        .map_err(|e| ConnectError::fatal(e.to_string()))?
+        .map_err(|e| ConnectError::fatal(format!("failed to initialize transactions for task {}: {e}", run.id)))?;
+    run.gate.still_current(&run.id, run.generation).await.map_err(ConnectError::fatal)?;
+    let offsets_topic = run.offsets.primary().topic().to_owned();
+    run.offsets
+        .primary()
+        .read_to_end(TRANSACTION_TIMEOUT)
+        .await
+        .map_err(|e| ConnectError::fatal(format!("failed to read offsets for task {}: {e}", run.id)))?;
+    Ok((producer, offsets_topic))
+}
+
+fn fail(id: &ConnectorTaskId, what: &str, e: impl std::fmt::Display) -> ConnectError {
+    ConnectError::fatal(format!("{what} for task {id}: {e}"))
+}
+
+impl Runner {
+    async fn execute(&mut self) -> Result<(), ConnectError> {
+        let mut ctx = SourceTaskContext::new(
+            self.run.id.connector.clone(),
+            self.run.id.task as u32,
+            Arc::new(BackendOffsetReader {
+                connector: self.run.id.connector.clone(),
+                backend: self.run.offsets.clone() as Arc<dyn SourceOffsetBackend>,
+            }),
+            Arc::new(TokioTimer),
+            self.run.cancel.clone(),
+        );
+        let boundary = self.run.connector_config.transaction_boundary;
+        if boundary == TransactionBoundary::Connector {
+            ctx = ctx.with_transaction_context(self.boundaries.clone());
+        }
+        self.task.start(ctx, self.run.task_config.clone()).await?;
+        self.run.status.on_running(&self.run.id);
+        tracing::info!(task = %self.run.id, boundary = ?boundary, "exactly-once source task started");
+
+        let interval = self.run.connector_config.transaction_boundary_interval.unwrap_or(self.run.offset_flush_interval);
+        let mut next_commit = Instant::now() + interval;
+        let mut backoff = Duration::from_millis(100);
+        while !self.run.cancel.is_cancelled() {
+            if *self.run.paused.borrow() {
+                // No transaction may hang open while paused.
+                if boundary != TransactionBoundary::Connector {
+                    self.commit().await?;
+                }
+                self.run.status.on_paused(&self.run.id);
+                let mut paused = self.run.paused.clone();
+                tokio::select! {
+                    _ = paused.wait_for(|p| !*p) => {}
+                    _ = self.run.cancel.cancelled() => break,
+                }
+                self.run.status.on_running(&self.run.id);
+                continue;
+            }
+            let batch = match self.task.poll().await {
+                Ok(b) => {
+                    backoff = Duration::from_millis(100);
+                    b
+                }
+                Err(e) if e.is_retriable() => {
+                    tracing::warn!(task = %self.run.id, error = %e, "retriable poll error; retrying");
+                    tokio::select! {
+                        _ = tokio::time::sleep(backoff) => {}
+                        _ = self.run.cancel.cancelled() => {}
+                    }
+                    backoff = (backoff * 2).min(Duration::from_secs(10));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let empty = batch.is_empty();
+            self.send_batch(batch).await?;
+            match boundary {
+                TransactionBoundary::Poll => self.commit().await?,
+                TransactionBoundary::Interval => {
+                    if Instant::now() >= next_commit {
+                        self.commit().await?;
+                        next_commit = Instant::now() + interval;
+                    }
+                }
+                TransactionBoundary::Connector => self.apply_batch_requests().await?,
+            }
+            if empty {
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+                    _ = self.run.cancel.cancelled() => {}
+                }
+            }
+        }
+        // A graceful stop ends with a final commit, except for connector-defined boundaries
+        // where only a pending batch-level request is honoured.
+        match boundary {
+            TransactionBoundary::Connector => self.apply_batch_requests().await,
+            _ => self.commit().await,
+        }
+    }
+
+    async fn apply_batch_requests(&mut self) -> Result<(), ConnectError> {
+        let (commit, abort) = {
+            let mut r = self.boundaries.lock();
+            (std::mem::take(&mut r.commit_batch), std::mem::take(&mut r.abort_batch))
+        };
+        match (commit, abort) {
+            (true, true) => Err(ConnectError::fatal("Connector requested both commit and abort of same transaction")),
+            (true, false) => self.commit().await,
+            (false, true) => self.abort().await,
+            (false, false) => Ok(()),
+        }
+    }
+
+    fn begin(&mut self) -> Result<(), ConnectError> {
+        if !self.transaction_open {
+            self.producer.begin_transaction().map_err(|e| fail(&self.run.id, "failed to begin a transaction", e))?;
+            self.transaction_open = true;
+        }
+        Ok(())
+    }
+
+    async fn send_batch(&mut self, batch: Vec<SourceRecord>) -> Result<(), ConnectError> {
+        let connector_boundaries = self.run.connector_config.transaction_boundary == TransactionBoundary::Connector;
+        for record in batch {
+            let converted = convert_record(&self.run.converters, &self.run.connector_config.common, &self.run.id, &record)?;
+            let delivery = match converted {
+                None => None,
+                Some(pr) => {
+                    if pr.topic == self.offsets_topic {
+                        return Err(ConnectError::fatal(
+                            "Source tasks may not produce to their own offsets topics when exactly-once support is enabled",
+                        ));
+                    }
+                    self.begin()?;
+                    loop {
+                        if let Some(f) = try_send(&self.producer, &pr)? {
+                            break Some(f);
+                        }
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                }
+            };
+            let key = (record.source_partition.clone(), record.source_offset.clone());
+            self.staged.insert(partition_key(&record.source_partition), key.clone());
+            self.in_transaction.push_back(Sent { record, delivery });
+            if connector_boundaries {
+                let (commit, abort) = {
+                    let mut r = self.boundaries.lock();
+                    let c = take_match(&mut r.commit_at, &key);
+                    let a = take_match(&mut r.abort_at, &key);
+                    (c, a)
+                };
+                match (commit, abort) {
+                    (true, true) => {
+                        return Err(ConnectError::fatal(
+                            "Connector requested both commit and abort of same record",
+                        ));
+                    }
+                    (true, false) => self.commit().await?,
+                    (false, true) => self.abort().await?,
+                    (false, false) => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the staged offsets into the open transaction and commits it.
+    async fn commit(&mut self) -> Result<(), ConnectError> {
+        if self.staged.is_empty() && !self.transaction_open {
+            return self.task.commit().await;
+        }
+        self.begin()?;
+        let entries: Vec<_> = std::mem::take(&mut self.staged).into_values().collect();
+        let records = offset_records(&self.run.id.connector, &entries)
+            .map_err(|e| fail(&self.run.id, "failed to serialize offsets", e))?;
+        for (key, value) in &records {
+            let mut r: FutureRecord<'_, [u8], [u8]> = FutureRecord::to(&self.offsets_topic).key(key.as_slice());
+            if let Some(v) = value {
+                r = r.payload(v.as_slice());
+            }
+            loop {
+                match self.producer.send_result(r) {
+                    Ok(_) => break,
+                    Err((rdkafka::error::KafkaError::MessageProduction(rdkafka::types::RDKafkaErrorCode::QueueFull), back)) => {
+                        r = back;
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                    Err((e, _)) => return Err(fail(&self.run.id, "Failed to flush offsets and/or records", e)),
+                }
+            }
+        }
+        let p = self.producer.clone();
+        tokio::task::spawn_blocking(move || p.commit_transaction(TRANSACTION_TIMEOUT))
+            .await
+            .map_err(|e| ConnectError::fatal(e.to_string()))?
+            .map_err(|e| fail(&self.run.id, "Failed to flush offsets and/or records", e))?;
+        self.transaction_open = false;
+        // Every record of the transaction is acknowledged once the commit returned.
+        while let Some(sent) = self.in_transaction.pop_front() {
+            let metadata = match sent.delivery {
+                Some(d) => Some(await_delivery(&sent.record.topic, d).await?),
+                None => None,
+            };
+            self.task.commit_record(&sent.record, metadata.as_ref())?;
+        }
+        self.task.commit().await?;
+        // The global offsets topic gets a copy, outside the transaction, as in Connect.
+        if let Some(secondary) = self.run.offsets.secondary() {
+            if let Err(e) = secondary.set(&self.run.id.connector, &entries).await {
+                tracing::warn!(task = %self.run.id, error = %e, "failed to copy offsets to the worker's global offsets topic");
+            }
+        }
+        Ok(())
+    }
+
+    /// Aborts the open transaction; the aborted records' offsets are still committed so the
+    /// task does not read them again.
+    async fn abort(&mut self) -> Result<(), ConnectError> {
+        if !self.transaction_open {
+            tracing::warn!(task = %self.run.id, "abort requested with no open transaction; ignored");
+            return Ok(());
+        }
+        let p = self.producer.clone();
+        tokio::task::spawn_blocking(move || p.abort_transaction(TRANSACTION_TIMEOUT))
+            .await
+            .map_err(|e| ConnectError::fatal(e.to_string()))?
+            .map_err(|e| fail(&self.run.id, "failed to abort the transaction", e))?;
+        self.transaction_open = false;
+        self.in_transaction.clear();
+        self.commit().await
+    }
+}
+
+fn take_match(list: &mut Vec<(SourcePartition, Option<SourceOffset>)>, key: &(SourcePartition, Option<SourceOffset>)) -> bool {
+    match list.iter().position(|k| k == key) {
+        Some(i) => {
+            list.remove(i);
+            true
+        }
+        None => false,
+    }
+}
