@@ -14,9 +14,12 @@ use connect_api::{
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 use serde_json::{Value, json};
-use tokio::sync::{RwLock, mpsc};
+use tokio::sync::{RwLock, mpsc, oneshot};
 
+use super::session_key;
+use crate::config::ConnectProtocol;
 use crate::config::{ExactlyOnceSourceSupport, WorkerConfig};
+use crate::rest::LogLevels;
 use crate::storage::{ConfigBackingStore, ConnectorTaskId, OffsetBackingStore, StatusBackingStore};
 
 /// Requests the REST layer hands to the herder loop.
@@ -24,6 +27,9 @@ use crate::storage::{ConfigBackingStore, ConnectorTaskId, OffsetBackingStore, St
 pub enum HerderCommand {
     /// Restart one task if it runs on this worker.
     RestartTask(ConnectorTaskId),
+    /// `PUT /connectors/{c}/fence` on the leader: run one zombie-fencing round for a source
+    /// connector and answer when it is done (or failed).
+    FenceZombies(String, oneshot::Sender<Result<(), String>>),
 }
 
 /// The worker's place in the group, updated by the herder loop.
@@ -49,6 +55,8 @@ pub struct HerderHandle {
     pub view: Arc<RwLock<HerderView>>,
     pub kafka_cluster_id: Arc<str>,
     pub commands: mpsc::UnboundedSender<HerderCommand>,
+    /// Log levels of this worker (`/admin/loggers`).
+    pub log_levels: LogLevels,
 }
 
 pub const EOS_NOT_ENABLED: &str = "This worker does not have exactly-once source support enabled.";
@@ -63,6 +71,142 @@ impl HerderHandle {
         self.commands
             .send(HerderCommand::RestartTask(id))
             .map_err(|_| "the herder has stopped".to_owned())
+    }
+
+    /// Asks the herder (leader) for one zombie-fencing round of `connector`'s tasks.
+    pub async fn fence_zombies(&self, connector: &str) -> Result<(), String> {
+        let (tx, rx) = oneshot::channel();
+        self.commands
+            .send(HerderCommand::FenceZombies(connector.to_owned(), tx))
+            .map_err(|_| "the herder has stopped".to_owned())?;
+        rx.await.map_err(|_| {
+            format!("the herder dropped the zombie fencing request for connector {connector}")
+        })?
+    }
+
+    /// Publishes a connector's task configs: written directly on the leader, otherwise sent
+    /// to the leader's internal `POST /connectors/{c}/tasks` endpoint, signed with the session
+    /// key. One attempt; the caller retries.
+    pub async fn submit_task_configs(
+        &self,
+        connector: &str,
+        configs: Vec<ConfigMap>,
+    ) -> Result<(), String> {
+        let (is_leader, leader_url) = {
+            let v = self.view.read().await;
+            (v.is_leader, v.leader_url.clone())
+        };
+        if is_leader {
+            return self
+                .config_store
+                .put_task_configs(connector, &configs)
+                .await
+                .map_err(|e| {
+                    format!("failed to write task configs of connector {connector}: {e}")
+                });
+        }
+        let leader = leader_url.ok_or_else(|| {
+            format!("cannot submit task configs of connector {connector}: no known leader URL")
+        })?;
+        let url = format!(
+            "{}/connectors/{}/tasks",
+            leader.trim_end_matches('/'),
+            crate::rest::encode_path(connector)
+        );
+        let body = serde_json::to_vec(&configs).map_err(|e| e.to_string())?;
+        let res = crate::rest::client::send_internal(self, reqwest::Method::POST, &url, body)
+            .await
+            .map_err(|e| format!("failed to submit task configs of connector {connector} to the leader at {leader}: {e}"))?;
+        if res.0.is_success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "the leader at {leader} refused the task configs of connector {connector}: {} {}",
+                res.0.as_u16(),
+                res.1
+            ))
+        }
+    }
+
+    /// Header with the Base64 KIP-507 signature of an internal request's body.
+    pub const SIGNATURE_HEADER: &'static str = session_key::SIGNATURE_HEADER;
+    /// Header naming the signature algorithm.
+    pub const ALGORITHM_HEADER: &'static str = session_key::ALGORITHM_HEADER;
+
+    /// Leader only: [`session_key::maybe_rotate_session_key`] with this worker's stores.
+    pub async fn maybe_rotate_session_key(
+        &self,
+        now_ms: i64,
+    ) -> Result<bool, crate::storage::StorageError> {
+        session_key::maybe_rotate_session_key(&self.config_store, &self.config, now_ms).await
+    }
+
+    /// Whether internal requests are signed: only under the `sessioned` protocol.
+    pub fn signs_internal_requests(&self) -> bool {
+        self.config.connect_protocol == ConnectProtocol::Sessioned
+    }
+
+    /// `(algorithm header, signature header)` for an internal request body, or `None` when
+    /// requests are not signed or no session key is known yet.
+    pub fn sign_internal_request(&self, body: &[u8]) -> Option<(String, String)> {
+        if !self.signs_internal_requests() {
+            return None;
+        }
+        let key = self.config_store.snapshot().session_key.clone()?;
+        let settings = session_key::KeySettings::from_config(&self.config);
+        let alg = settings.signature_algorithm;
+        let sig = session_key::sign(&alg, &key.key, body).ok()?;
+        Some((alg, sig))
+    }
+
+    /// Checks an internal request's signature headers against the session key (KIP-507).
+    /// The error is the HTTP status and Connect's message.
+    pub fn verify_internal_request(
+        &self,
+        algorithm: Option<&str>,
+        signature: Option<&str>,
+        body: &[u8],
+    ) -> Result<(), (u16, String)> {
+        if !self.signs_internal_requests() {
+            return Ok(());
+        }
+        let (Some(algorithm), Some(signature)) = (algorithm, signature) else {
+            return Err((
+                400,
+                "Internal request missing required signature".to_owned(),
+            ));
+        };
+        let settings = session_key::KeySettings::from_config(&self.config);
+        if !settings
+            .verification_algorithms
+            .iter()
+            .any(|a| a == algorithm)
+        {
+            return Err((
+                400,
+                format!(
+                    "This worker does not support the '{algorithm}' key signing algorithm used by other workers. This worker is currently configured to use: {:?}. Check that all workers' configuration files permit the same set of signature algorithms, and correct any misconfigured worker and restart it.",
+                    settings.verification_algorithms
+                ),
+            ));
+        }
+        let Some(key) = self.config_store.snapshot().session_key.clone() else {
+            return Err((
+                503,
+                "This worker is still starting up and has not been able to read a session key from the config topic yet".to_owned(),
+            ));
+        };
+        match session_key::verify(algorithm, &key.key, body, signature) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err((
+                403,
+                "Internal request contained invalid signature.".to_owned(),
+            )),
+            Err(e) => Err((
+                400,
+                format!("Internal request signature could not be checked: {e}"),
+            )),
+        }
     }
 
     /// A sink connector's committed consumer group offsets, as `GET .../offsets` shows them.

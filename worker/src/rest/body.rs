@@ -21,6 +21,16 @@ pub fn parse<T: DeserializeOwned>(bytes: &Bytes) -> Result<T, ApiError> {
     })
 }
 
+/// Converts an already parsed body into `T`, or a 400 naming what is wrong.
+pub fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, ApiError> {
+    serde_json::from_value(value).map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!("Malformed JSON request body: {e}"),
+        )
+    })
+}
+
 /// A config map from JSON: strings as they are, numbers and booleans as their text, JSON null
 /// kept as `None` (the caller decides: an error on create, "remove" on PATCH).
 pub fn config_map(value: Value) -> Result<BTreeMap<String, Option<String>>, ApiError> {

@@ -1,15 +1,17 @@
 //! `/connectors`: create, read, update and delete connectors; their status, tasks, target
 //! states, restarts, active topics and offsets.
 //!
-//! Writes go straight to the config topic from the worker that received them; every worker
-//! (including this one) learns about them by reading the topic, so a response never claims a
-//! state the cluster has not recorded.
+//! Writes that only the leader may do (create, update, delete, stop, restart) are forwarded to
+//! it ([`super::forward`]); task restarts go to the worker that runs the task. Pause and resume
+//! are written by whichever worker receives them, as in Connect. Every worker (including this
+//! one) learns about writes by reading the config topic, so a response never claims a state
+//! the cluster has not recorded.
 
 use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::{Path, Query, RawQuery, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
@@ -18,11 +20,15 @@ use connect_api::{ConfigMap, PluginType};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{ApiError, RestState, body};
+use super::forward::{self, Forwarded};
+use super::{ApiError, RestState, body, encode_path};
 use crate::herder::HerderHandle;
 use crate::storage::{ConnectorState, ConnectorTaskId, RestartRequest, TargetState};
 
-const REFRESH_TIMEOUT: Duration = Duration::from_secs(30);
+pub(super) const REFRESH_TIMEOUT: Duration = Duration::from_secs(30);
+/// Worker keys (Connect's names) that turn active-topic tracking and its reset off.
+pub const TOPIC_TRACKING_ENABLE: &str = "topic.tracking.enable";
+pub const TOPIC_TRACKING_ALLOW_RESET: &str = "topic.tracking.allow.reset";
 
 pub(super) fn routes() -> Router<RestState> {
     Router::new()
@@ -38,7 +44,14 @@ pub(super) fn routes() -> Router<RestState> {
                 .patch(patch_connector_config),
         )
         .route("/connectors/{connector}/status", get(get_connector_status))
-        .route("/connectors/{connector}/tasks", get(get_connector_tasks))
+        .route(
+            "/connectors/{connector}/tasks",
+            get(get_connector_tasks).post(super::internal::put_task_configs),
+        )
+        .route(
+            "/connectors/{connector}/fence",
+            put(super::internal::fence_zombies),
+        )
         .route(
             "/connectors/{connector}/tasks/{task}/status",
             get(get_task_status),
@@ -59,14 +72,13 @@ pub(super) fn routes() -> Router<RestState> {
             "/connectors/{connector}/topics/reset",
             put(reset_connector_active_topics),
         )
-        .route("/connectors/{connector}/offsets", get(get_offsets))
 }
 
-fn internal(e: impl std::fmt::Display) -> ApiError {
+pub(super) fn internal(e: impl std::fmt::Display) -> ApiError {
     ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
 }
 
-fn not_found(message: String) -> ApiError {
+pub(super) fn not_found(message: String) -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, message)
 }
 
@@ -86,7 +98,7 @@ struct TaskId {
     task: i32,
 }
 
-fn type_name(h: &HerderHandle, config: &ConfigMap) -> &'static str {
+pub(super) fn type_name(h: &HerderHandle, config: &ConfigMap) -> &'static str {
     config
         .get(CONNECTOR_CLASS_CONFIG)
         .and_then(|c| h.registry.describe(c).ok())
@@ -238,40 +250,50 @@ fn location(headers: &HeaderMap, name: &str) -> String {
     format!("http://{host}/connectors/{}", encode_path(name))
 }
 
-fn encode_path(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+/// A forwarded create/update answer; 201 gets this worker's `Location`.
+fn forwarded_with_location(f: Forwarded, headers: &HeaderMap, name: &str) -> Response {
+    if f.status == StatusCode::CREATED {
+        let mut res = f.into_response();
+        if let Ok(v) = header::HeaderValue::from_str(&location(headers, name)) {
+            res.headers_mut().insert(header::LOCATION, v);
+        }
+        res
+    } else {
+        f.into_response()
+    }
 }
 
 async fn create_connector(
     State(s): State<RestState>,
+    uri: Uri,
     headers: HeaderMap,
     bytes: Bytes,
 ) -> Result<Response, ApiError> {
     let h = s.herder()?;
-    let req: CreateConnectorRequest = body::parse(&bytes)?;
+    let fwd = forward::forward_param(&uri)?;
+    let raw: Value = body::parse(&bytes)?;
+    let req: CreateConnectorRequest = body::from_value(raw.clone())?;
     let name = req.name.unwrap_or_default().trim().to_owned();
     let mut config =
         body::strict_config_map(req.config.unwrap_or(Value::Object(Default::default())))?;
     let initial_state = parse_initial_state(req.initial_state.as_deref())?;
-    if let Some(n) = config.get(NAME_CONFIG) {
-        if n != &name {
-            return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                format!(
-                    "Connector name configuration ({n}) doesn't match connector name in the URL ({name})"
-                ),
-            ));
-        }
+    if let Some(n) = config.get(NAME_CONFIG)
+        && n != &name
+    {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "Connector name configuration ({n}) doesn't match connector name in the URL ({name})"
+            ),
+        ));
     }
     config.insert(NAME_CONFIG.to_owned(), name.clone());
     validate_or_reject(h, &config)?;
+    if let Some(target) = forward::leader_target(h, fwd).await? {
+        let f =
+            forward::forward(&target, Method::POST, &uri, fwd, &headers, Some(&raw), None).await?;
+        return Ok(forwarded_with_location(f, &headers, &name));
+    }
     h.config_store
         .refresh(REFRESH_TIMEOUT)
         .await
@@ -305,6 +327,7 @@ async fn get_connector(
     Path(name): Path<String>,
 ) -> Result<Json<ConnectorInfo>, ApiError> {
     let h = s.herder()?;
+    forward::await_rebalance(h).await?;
     connector_info(h, &name)
         .map(Json)
         .ok_or_else(|| not_found(format!("Connector {name} not found")))
@@ -326,23 +349,31 @@ async fn get_connector_config(
 async fn put_connector_config(
     State(s): State<RestState>,
     Path(name): Path<String>,
+    uri: Uri,
     headers: HeaderMap,
     bytes: Bytes,
 ) -> Result<Response, ApiError> {
     let h = s.herder()?;
-    let mut config = body::strict_config_map(body::parse(&bytes)?)?;
-    if let Some(n) = config.get(NAME_CONFIG) {
-        if n != &name {
-            return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                format!(
-                    "Connector name configuration ({n}) doesn't match connector name in the URL ({name})"
-                ),
-            ));
-        }
+    let fwd = forward::forward_param(&uri)?;
+    let raw: Value = body::parse(&bytes)?;
+    let mut config = body::strict_config_map(raw.clone())?;
+    if let Some(n) = config.get(NAME_CONFIG)
+        && n != &name
+    {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "Connector name configuration ({n}) doesn't match connector name in the URL ({name})"
+            ),
+        ));
     }
     config.insert(NAME_CONFIG.to_owned(), name.clone());
     validate_or_reject(h, &config)?;
+    if let Some(target) = forward::leader_target(h, fwd).await? {
+        let f =
+            forward::forward(&target, Method::PUT, &uri, fwd, &headers, Some(&raw), None).await?;
+        return Ok(forwarded_with_location(f, &headers, &name));
+    }
     h.config_store
         .refresh(REFRESH_TIMEOUT)
         .await
@@ -373,10 +404,27 @@ async fn put_connector_config(
 async fn patch_connector_config(
     State(s): State<RestState>,
     Path(name): Path<String>,
+    uri: Uri,
+    headers: HeaderMap,
     bytes: Bytes,
-) -> Result<Json<ConnectorInfo>, ApiError> {
+) -> Result<Response, ApiError> {
     let h = s.herder()?;
-    let patch = body::config_map(body::parse(&bytes)?)?;
+    let fwd = forward::forward_param(&uri)?;
+    let raw: Value = body::parse(&bytes)?;
+    let patch = body::config_map(raw.clone())?;
+    if let Some(target) = forward::leader_target(h, fwd).await? {
+        let f = forward::forward(
+            &target,
+            Method::PATCH,
+            &uri,
+            fwd,
+            &headers,
+            Some(&raw),
+            None,
+        )
+        .await?;
+        return Ok(f.into_response());
+    }
     h.config_store
         .refresh(REFRESH_TIMEOUT)
         .await
@@ -408,15 +456,22 @@ async fn patch_connector_config(
         .await
         .map_err(internal)?;
     connector_info(h, &name)
-        .map(Json)
+        .map(|i| Json(i).into_response())
         .ok_or_else(|| internal(format!("connector {name} vanished")))
 }
 
 async fn delete_connector(
     State(s): State<RestState>,
     Path(name): Path<String>,
-) -> Result<StatusCode, ApiError> {
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
     let h = s.herder()?;
+    let fwd = forward::forward_param(&uri)?;
+    if let Some(target) = forward::leader_target(h, fwd).await? {
+        let f = forward::forward(&target, Method::DELETE, &uri, fwd, &headers, None, None).await?;
+        return Ok(f.into_response());
+    }
     h.config_store
         .refresh(REFRESH_TIMEOUT)
         .await
@@ -436,7 +491,7 @@ async fn delete_connector(
     {
         tracing::warn!(connector = %name, error = %e, "failed to remove statuses of deleted connector");
     }
-    Ok(StatusCode::NO_CONTENT)
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 async fn get_connector_status(
@@ -454,6 +509,7 @@ async fn get_connector_tasks(
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let h = s.herder()?;
+    forward::await_rebalance(h).await?;
     let snapshot = h.config_store.snapshot();
     if !snapshot.contains(&name) {
         return Err(not_found(format!("Connector {name} not found")));
@@ -499,8 +555,15 @@ async fn restart_connector(
     State(s): State<RestState>,
     Path(name): Path<String>,
     Query(params): Query<RestartParams>,
+    uri: Uri,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let h = s.herder()?;
+    let fwd = forward::forward_param(&uri)?;
+    if let Some(target) = forward::leader_target(h, fwd).await? {
+        let f = forward::forward(&target, Method::POST, &uri, fwd, &headers, None, None).await?;
+        return Ok(f.into_response());
+    }
     h.config_store
         .refresh(REFRESH_TIMEOUT)
         .await
@@ -527,12 +590,12 @@ async fn restart_connector(
     if restarts(&info["connector"]["state"]) {
         info["connector"]["state"] = json!("RESTARTING");
     }
-    if params.include_tasks {
-        if let Some(tasks) = info["tasks"].as_array_mut() {
-            for t in tasks {
-                if restarts(&t["state"]) {
-                    t["state"] = json!("RESTARTING");
-                }
+    if params.include_tasks
+        && let Some(tasks) = info["tasks"].as_array_mut()
+    {
+        for t in tasks {
+            if restarts(&t["state"]) {
+                t["state"] = json!("RESTARTING");
             }
         }
     }
@@ -542,8 +605,12 @@ async fn restart_connector(
 async fn restart_task(
     State(s): State<RestState>,
     Path((name, task)): Path<(String, i32)>,
-) -> Result<StatusCode, ApiError> {
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
     let h = s.herder()?;
+    let fwd = forward::forward_param(&uri)?;
+    forward::await_rebalance(h).await?;
     h.config_store
         .refresh(REFRESH_TIMEOUT)
         .await
@@ -556,8 +623,29 @@ async fn restart_task(
     if snapshot.task_config(&id).is_none() {
         return Err(not_found(format!("Unknown task: {id}")));
     }
-    h.restart_task(id).map_err(internal)?;
-    Ok(StatusCode::NO_CONTENT)
+    // The task's owner restarts it: the status topic says which worker runs it.
+    let (me, scheme) = {
+        let v = h.view.read().await;
+        let scheme = v
+            .worker_url
+            .split("://")
+            .next()
+            .unwrap_or("http")
+            .to_owned();
+        (v.worker_id.clone(), scheme)
+    };
+    let owner = h
+        .status_store
+        .task_status(&id)
+        .filter(|t| t.state != ConnectorState::Unassigned && !t.worker_id.is_empty())
+        .map(|t| t.worker_id);
+    if owner.as_deref() == Some(me.as_str()) {
+        h.restart_task(id).map_err(internal)?;
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    }
+    let target = forward::target(owner.map(|o| format!("{scheme}://{o}/")), fwd)?;
+    let f = forward::forward(&target, Method::POST, &uri, fwd, &headers, None, None).await?;
+    Ok(f.into_response())
 }
 
 async fn set_target_state(
@@ -598,8 +686,15 @@ async fn resume_connector(
 async fn stop_connector(
     State(s): State<RestState>,
     Path(name): Path<String>,
-) -> Result<StatusCode, ApiError> {
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
     let h = s.herder()?;
+    let fwd = forward::forward_param(&uri)?;
+    if let Some(target) = forward::leader_target(h, fwd).await? {
+        let f = forward::forward(&target, Method::PUT, &uri, fwd, &headers, None, None).await?;
+        return Ok(f.into_response());
+    }
     h.config_store
         .refresh(REFRESH_TIMEOUT)
         .await
@@ -619,7 +714,32 @@ async fn stop_connector(
         .refresh(REFRESH_TIMEOUT)
         .await
         .map_err(internal)?;
-    Ok(StatusCode::NO_CONTENT)
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `topic.tracking.enable` / `topic.tracking.allow.reset` (both default true).
+fn topic_tracking_flag(h: &HerderHandle, key: &str) -> bool {
+    h.config
+        .raw
+        .get(key)
+        .map(|v| !v.trim().eq_ignore_ascii_case("false"))
+        .unwrap_or(true)
+}
+
+fn check_topic_tracking(h: &HerderHandle, reset: bool) -> Result<(), ApiError> {
+    if !topic_tracking_flag(h, TOPIC_TRACKING_ENABLE) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "Topic tracking is disabled.",
+        ));
+    }
+    if reset && !topic_tracking_flag(h, TOPIC_TRACKING_ALLOW_RESET) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "Topic tracking reset is disabled.",
+        ));
+    }
+    Ok(())
 }
 
 async fn get_connector_active_topics(
@@ -627,6 +747,7 @@ async fn get_connector_active_topics(
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let h = s.herder()?;
+    check_topic_tracking(h, false)?;
     let mut topics: Vec<String> = h
         .status_store
         .topics_for(&name)
@@ -643,40 +764,7 @@ async fn reset_connector_active_topics(
     Path(name): Path<String>,
 ) -> Result<StatusCode, ApiError> {
     let h = s.herder()?;
+    check_topic_tracking(h, true)?;
     h.status_store.reset_topics(&name).await.map_err(internal)?;
     Ok(StatusCode::ACCEPTED)
-}
-
-async fn get_offsets(
-    State(s): State<RestState>,
-    Path(name): Path<String>,
-) -> Result<Json<Value>, ApiError> {
-    let h = s.herder()?;
-    h.config_store
-        .refresh(REFRESH_TIMEOUT)
-        .await
-        .map_err(internal)?;
-    let config = h
-        .config_store
-        .snapshot()
-        .connector_config(&name)
-        .cloned()
-        .ok_or_else(|| not_found(format!("Connector {name} not found")))?;
-    let offsets: Vec<Value> = match type_name(h, &config) {
-        "sink" => h.sink_offsets(&name, &config).await.map_err(internal)?,
-        _ => {
-            h.offset_store
-                .read_to_end(REFRESH_TIMEOUT)
-                .await
-                .map_err(internal)?;
-            h.offset_store
-                .all_for_connector(&name)
-                .await
-                .map_err(internal)?
-                .into_iter()
-                .map(|(p, o)| json!({"partition": p, "offset": o}))
-                .collect()
-        }
-    };
-    Ok(Json(json!({ "offsets": offsets })))
 }

@@ -95,13 +95,13 @@ async fn validate_configs(
 ) -> Result<Json<ConfigInfos>, ApiError> {
     let h = s.herder()?;
     let config = body::strict_config_map(body::parse(&bytes)?)?;
-    if let Some(class) = config.get(CONNECTOR_CLASS_CONFIG) {
-        if !base_name(class).ends_with(base_name(&plugin)) {
-            return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                format!("Included connector type {class} does not match request type {plugin}"),
-            ));
-        }
+    if let Some(class) = config.get(CONNECTOR_CLASS_CONFIG)
+        && !base_name(class).ends_with(base_name(&plugin))
+    {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!("Included connector type {class} does not match request type {plugin}"),
+        ));
     }
     let (infos, _) = h
         .validate(&config)
