@@ -97,8 +97,9 @@ pub fn read_until(
     while !done(&seen) {
         assert!(
             Instant::now() < deadline,
-            "timed out reading {topics:?} ({isolation:?}); saw {} records: {seen:?}",
-            seen.len()
+            "timed out reading {topics:?} ({isolation:?}); saw {} records, the last: {:?}",
+            seen.len(),
+            seen.last()
         );
         match consumer.poll(Duration::from_millis(200)) {
             None => {}
@@ -200,5 +201,15 @@ pub fn read_all(topics: &[&str], isolation: Isolation, timeout: Duration) -> Vec
                 value: m.payload().map(|v| String::from_utf8_lossy(v).into_owned()),
             }),
         }
+    }
+}
+
+/// Creates a compacted topic (as Connect's internal topics are).
+pub async fn create_compacted_topic(name: &str, partitions: i32) {
+    let admin: AdminClient<DefaultClientContext> = client_config().create().expect("admin client config is valid");
+    let topic = NewTopic::new(name, partitions, TopicReplication::Fixed(1)).set("cleanup.policy", "compact");
+    let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+    for r in admin.create_topics(&[topic], &opts).await.expect("create topic") {
+        r.unwrap_or_else(|(t, e)| panic!("failed to create topic {t}: {e}"));
     }
 }

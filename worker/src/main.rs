@@ -137,9 +137,7 @@ async fn main() -> anyhow::Result<()> {
     let worker = Worker::new(
         config.clone(),
         registry.clone(),
-        Arc::new(ConnectorOffsetBackingStore::worker_only(
-            offset_store.clone(),
-        )),
+        offset_store.clone(),
         status,
         requests_tx,
     );
@@ -158,6 +156,7 @@ async fn main() -> anyhow::Result<()> {
             view: view.clone(),
             kafka_cluster_id: kafka_cluster_id.clone().into(),
             commands: commands_tx,
+            log_levels: rest::LogLevels::detached("info,rdkafka=warn"),
         };
     let herder = Herder::new(HerderParts {
         config: config.clone(),

@@ -238,11 +238,14 @@ impl SourceTask for VerifiableSourceTask {
             n = n.min(usize::try_from(r).unwrap_or(usize::MAX));
         }
         let every = i64::try_from(state.config.transaction_records.get()).unwrap_or(i64::MAX);
+        // The last record before `max.records` closes its transaction too, or the records
+        // since the previous boundary would wait in an open transaction forever.
+        let last = state.config.max_records.and_then(|m| i64::try_from(m).ok());
         let mut batch = Vec::with_capacity(n);
         for _ in 0..n {
             let record = state.record(state.seqno)?;
             if let Some(tc) = state.ctx.transaction_context()
-                && (state.seqno + 1) % every == 0
+                && ((state.seqno + 1) % every == 0 || Some(state.seqno + 1) == last)
             {
                 tc.commit_transaction_at(&record);
             }
