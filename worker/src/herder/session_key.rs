@@ -142,6 +142,11 @@ pub async fn maybe_rotate_session_key(
     Ok(true)
 }
 
+/// The raw bytes of a key as the `session-key` record stores it (standard Base64).
+pub fn decode_key(key_b64: &str) -> Option<Vec<u8>> {
+    BASE64.decode(key_b64.trim()).ok()
+}
+
 /// Why a signature could not be checked (not the same as "invalid").
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SignatureError {

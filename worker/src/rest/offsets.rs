@@ -258,8 +258,10 @@ fn create_connector(h: &HerderHandle, config: &ConfigMap) -> Result<ConnectorIns
         .map_err(|e| internal(e.message()))
 }
 
+/// The connector refused the offsets (Connect answers 500; we answer 400, as it is the
+/// request that is wrong — README, "Compatibility").
 fn hook_failed(name: &str, e: connect_api::ConnectError) -> ApiError {
-    internal(format!(
+    bad_request(format!(
         "Failed to modify offsets for connector {name}: {}",
         e.message()
     ))
