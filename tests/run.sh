@@ -30,3 +30,48 @@ if [ "${CI:-}" = true ]; then
   cargo fmt --all -- --check
 fi
 cargo test --workspace "$@"
+
+# The REST API against real clients: a Kafka Connect client from PyPI (kafka-connect-py) and a
+# bounded schemathesis run against openapi.yaml, both against one worker started here.
+rest_clients() {
+  local venv="$root/.local/rest-client-venv" fuzz="$root/.local/schemathesis-venv"
+  [ -x "$venv/bin/python" ] || { python3 -m venv "$venv" && "$venv/bin/pip" install -q kafka-connect-py; }
+  [ -x "$fuzz/bin/schemathesis" ] || { python3 -m venv "$fuzz" && "$fuzz/bin/pip" install -q schemathesis; }
+  local dir port group pid rc=0
+  dir=$(mktemp -d)
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  group="rest-clients-$$-$RANDOM"
+  cat >"$dir/worker.properties" <<PROPS
+bootstrap.servers=$KAFKA_BOOTSTRAP_SERVERS
+group.id=$group
+config.storage.topic=$group-configs
+offset.storage.topic=$group-offsets
+status.storage.topic=$group-status
+config.storage.replication.factor=1
+offset.storage.replication.factor=1
+status.storage.replication.factor=1
+key.converter=org.apache.kafka.connect.json.JsonConverter
+value.converter=org.apache.kafka.connect.json.JsonConverter
+listeners=http://127.0.0.1:$port
+PROPS
+  cargo build -q -p connect-worker --bin connect-worker
+  "${CARGO_TARGET_DIR:-$root/target}/debug/connect-worker" "$dir/worker.properties" >"$dir/worker.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 60); do
+    curl -sf "http://127.0.0.1:$port/health" | grep -q healthy && break
+    sleep 1
+  done
+  echo "tests/run.sh: REST client check (kafka-connect-py) against http://127.0.0.1:$port"
+  timeout 180 "$venv/bin/python" "$root/tests/rest_client_check.py" "http://127.0.0.1:$port" "$group-data" || rc=1
+  echo "tests/run.sh: schemathesis against openapi.yaml (bounded: 15 examples per operation)"
+  timeout 300 "$fuzz/bin/schemathesis" run "$root/openapi.yaml" --url "http://127.0.0.1:$port" \
+    --max-examples 15 --request-timeout 60 --no-color \
+    --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
+    >"$dir/schemathesis.log" 2>&1 || { rc=1; tail -80 "$dir/schemathesis.log"; }
+  tail -3 "$dir/schemathesis.log"
+  kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  [ "$rc" = 0 ] || { echo "tests/run.sh: REST client checks failed; worker log: $dir/worker.log"; return 1; }
+  echo "tests/run.sh: REST client checks passed"
+}
+rest_clients

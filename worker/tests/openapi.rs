@@ -75,3 +75,25 @@ async fn every_declared_route_is_served() {
         );
     }
 }
+
+#[tokio::test]
+async fn internal_routes_are_served_but_hidden_from_openapi() {
+    let declared = openapi_routes();
+    let app = rest::router(RestState {
+        kafka_cluster_id: "test".into(),
+        herder: None,
+    });
+    for (method, path) in rest::INTERNAL_ROUTES {
+        assert!(
+            !declared.contains(&(method.to_string(), path.to_string())),
+            "{method} {path} is internal and must stay out of openapi.yaml"
+        );
+        let req = Request::builder()
+            .method(Method::from_bytes(method.as_bytes()).unwrap())
+            .uri(path.replace("{connector}", "c"))
+            .body(Body::from("[]"))
+            .unwrap();
+        let status = app.clone().oneshot(req).await.unwrap().status();
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{method} {path}");
+    }
+}
