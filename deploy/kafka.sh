@@ -5,6 +5,7 @@
 #   deploy/kafka.sh down [--nodes N]  stop it; no process is left behind
 #   deploy/kafka.sh status [--nodes N]
 #   deploy/kafka.sh reset [--nodes N] stop it and delete its data
+#   deploy/kafka.sh kill-node I [--nodes N]   SIGKILL node I (broker-failure tests; `up` restarts it)
 #
 # The broker jars come from Maven Central (deploy/kafka/pom.xml, `mvn dependency:copy-dependencies`)
 # and are cached in .local/kafka/jars-<version>. Each cluster size has its own data, logs and
@@ -25,6 +26,8 @@ jars=$home/jars-$KAFKA_VERSION
 heap=${KAFKA_HEAP:-512m}
 
 cmd=${1:-}; shift || true
+node_arg=""
+if [ "$cmd" = kill-node ]; then node_arg=${1:?kill-node needs a node number}; shift; fi
 nodes=1
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -189,5 +192,10 @@ case "$cmd" in
   down) down ;;
   status) status ;;
   reset) down; rm -rf "$cluster" ;;
-  *) echo "usage: deploy/kafka.sh up|down|status|reset [--nodes N]" >&2; exit 2 ;;
+  kill-node)
+    p=$(pid_of "$node_arg")
+    [ -n "$p" ] && kill -9 "$p" 2>/dev/null || true
+    rm -f "$cluster/node-$node_arg/pid"
+    echo "kafka.sh: killed node $node_arg of the $nodes-node cluster" >&2 ;;
+  *) echo "usage: deploy/kafka.sh up|down|status|reset|kill-node I [--nodes N]" >&2; exit 2 ;;
 esac

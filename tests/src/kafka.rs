@@ -18,20 +18,30 @@ pub fn bootstrap_servers() -> String {
 
 /// Client config pointing at the test cluster.
 pub fn client_config() -> ClientConfig {
+    client_config_at(&bootstrap_servers())
+}
+
+/// Client config pointing at another cluster (e.g. the three-node one).
+pub fn client_config_at(bootstrap: &str) -> ClientConfig {
     let mut c = ClientConfig::new();
-    c.set("bootstrap.servers", bootstrap_servers());
+    c.set("bootstrap.servers", bootstrap);
     c
 }
 
 /// Creates topics with `partitions` partitions each and replication factor 1, and fails the
 /// test with the broker's reason if Kafka is not there (run `deploy/kafka.sh up` or `tests/run.sh`).
 pub async fn create_topics(names: &[&str], partitions: i32) {
-    let admin: AdminClient<DefaultClientContext> = client_config()
+    create_topics_at(&bootstrap_servers(), names, partitions, 1).await
+}
+
+/// Creates topics on the cluster at `bootstrap` with the given replication factor.
+pub async fn create_topics_at(bootstrap: &str, names: &[&str], partitions: i32, replication: i32) {
+    let admin: AdminClient<DefaultClientContext> = client_config_at(bootstrap)
         .create()
         .expect("admin client config is valid");
     let topics: Vec<NewTopic<'_>> = names
         .iter()
-        .map(|n| NewTopic::new(n, partitions, TopicReplication::Fixed(1)))
+        .map(|n| NewTopic::new(n, partitions, TopicReplication::Fixed(replication)))
         .collect();
     let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
     let results = admin
@@ -39,8 +49,7 @@ pub async fn create_topics(names: &[&str], partitions: i32) {
         .await
         .unwrap_or_else(|e| {
             panic!(
-                "failed to create topics on Kafka at {} (is it running? `deploy/kafka.sh up`): {e}",
-                bootstrap_servers()
+                "failed to create topics on Kafka at {bootstrap} (is it running? `deploy/kafka.sh up`): {e}"
             )
         });
     for r in results {
@@ -152,7 +161,12 @@ pub async fn produce(topic: &str, records: impl Iterator<Item = (Option<String>,
 /// `read_committed` the last stable offset (the consumer's position moves past transaction
 /// markers and aborted records). Panics if the end is not reached within `timeout`.
 pub fn read_all(topics: &[&str], isolation: Isolation, timeout: Duration) -> Vec<Record> {
-    let consumer: BaseConsumer = client_config()
+    read_all_at(&bootstrap_servers(), topics, isolation, timeout)
+}
+
+/// [`read_all`] on the cluster at `bootstrap`.
+pub fn read_all_at(bootstrap: &str, topics: &[&str], isolation: Isolation, timeout: Duration) -> Vec<Record> {
+    let consumer: BaseConsumer = client_config_at(bootstrap)
         .set("group.id", crate::unique("reader"))
         .set("auto.offset.reset", "earliest")
         .set("enable.auto.commit", "false")

@@ -129,7 +129,8 @@ impl WorkerProc {
         text.push_str(&format!("listeners=http://127.0.0.1:{port}\n"));
         std::fs::write(&props_path, text).unwrap();
         let log = spec.dir.join(format!("worker-{port}.log"));
-        let out = std::fs::File::create(&log).unwrap();
+        // Appended, so a restarted worker keeps its earlier log for the test to read.
+        let out = std::fs::OpenOptions::new().create(true).append(true).open(&log).unwrap();
         let child = Command::new(worker_binary())
             .arg(&props_path)
             .env("RUST_LOG", "info,rdkafka=warn")
@@ -161,7 +162,17 @@ impl WorkerProc {
 
     /// Restarts a stopped or killed worker on the same port.
     pub async fn restart(&mut self) {
-        let fresh = WorkerProc::start(&self.spec, self.port).await;
+        let spec = self.spec.clone();
+        self.restart_with(&spec).await;
+    }
+
+    /// Restarts the worker on the same port with another config (rolling upgrades).
+    pub async fn restart_with(&mut self, spec: &ClusterSpec) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let fresh = WorkerProc::start(spec, self.port).await;
         *self = fresh;
     }
 

@@ -1,14 +1,14 @@
 //! Exactly-once source support (KIP-618) proven by trying to break it: numbered records from
-//! the verifiable source, workers killed with SIGKILL and frozen with SIGSTOP (zombies) while
-//! transactions are open, then a `read_committed` reader checks that every (task, seqno)
-//! appears exactly once with no gap.
+//! the verifiable source while workers are SIGKILLed and restarted at random, frozen with
+//! SIGSTOP (zombies), re-sized, rolled through the worker modes and while a broker dies; then a
+//! `read_committed` reader checks that every (task, seqno) appears exactly once with no gap.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use connect_tests::kafka::{self, Isolation};
 use connect_tests::unique;
-use connect_tests::worker::{ClusterSpec, WorkerProc, eventually};
+use connect_tests::worker::{ClusterSpec, WorkerProc, eventually, worker_binary};
 use serde_json::{Value, json};
 
 const VERIFIABLE: &str = "org.apache.kafka.connect.tools.VerifiableSourceConnector";
@@ -31,18 +31,38 @@ async fn all_running(w: &WorkerProc, connector: &str, tasks: usize) -> Option<BT
     Some(list.iter().map(|t| (t["id"].as_i64().unwrap(), t["worker_id"].as_str().unwrap().to_owned())).collect())
 }
 
-/// Waits until a read_committed reader has every seqno of every task, then reads the topic to
-/// its end and asserts each (task, seqno) appears exactly once.
-async fn assert_exactly_once(topic: &str, tasks: i64, max: i64) {
-    let topic_owned = topic.to_owned();
+/// A tiny deterministic generator; the seed is printed so a failing run can be replayed.
+struct Rng(u64);
+
+impl Rng {
+    fn from_clock() -> Self {
+        let seed = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64;
+        println!("random seed: {seed}");
+        Rng(seed | 1)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// Waits until a read_committed reader has `tasks * max` records, then reads the topic to its
+/// end and asserts each (task, seqno) appears exactly once. Returns the committed count.
+async fn assert_exactly_once_at(bootstrap: &str, topic: &str, tasks: i64, max: i64) -> usize {
+    let (bootstrap, topic) = (bootstrap.to_owned(), topic.to_owned());
     tokio::task::spawn_blocking(move || {
-        let topic = topic_owned.as_str();
-        kafka::read_until(&[topic], Isolation::ReadCommitted, Duration::from_secs(120), |r| {
-            r.len() as i64 >= tasks * max
-        });
-        // Let any zombie's open transaction be aborted and any late duplicate land.
-        std::thread::sleep(Duration::from_secs(3));
-        let records = kafka::read_all(&[topic], Isolation::ReadCommitted, Duration::from_secs(120));
+        let deadline = std::time::Instant::now() + Duration::from_secs(240);
+        let records = loop {
+            // Let any zombie's open transaction be aborted and any late duplicate land.
+            let records = kafka::read_all_at(&bootstrap, &[&topic], Isolation::ReadCommitted, Duration::from_secs(120));
+            if records.len() as i64 >= tasks * max || std::time::Instant::now() > deadline {
+                std::thread::sleep(Duration::from_secs(3));
+                break kafka::read_all_at(&bootstrap, &[&topic], Isolation::ReadCommitted, Duration::from_secs(120));
+            }
+            std::thread::sleep(Duration::from_secs(2));
+        };
         let mut counts: BTreeMap<(i64, i64), usize> = BTreeMap::new();
         for r in &records {
             let task: i64 = r.key.as_deref().unwrap_or("").parse().expect("key is the task id");
@@ -57,62 +77,87 @@ async fn assert_exactly_once(topic: &str, tasks: i64, max: i64) {
         }
         assert_eq!(records.len() as i64, tasks * max, "exactly one record per (task, seqno)");
         println!("{} records, each (task, seqno) exactly once", records.len());
+        records.len()
     })
     .await
-    .expect("reader thread");
+    .expect("reader thread")
 }
 
-fn verifiable(topic: &str, tasks: usize, max: i64, boundary: &str) -> Value {
+async fn assert_exactly_once(topic: &str, tasks: i64, max: i64) -> usize {
+    assert_exactly_once_at(&kafka::bootstrap_servers(), topic, tasks, max).await
+}
+
+/// `connect-worker verify` agrees.
+fn verify_cli(bootstrap: &str, topic: &str, tasks: usize) {
+    let out = std::process::Command::new(worker_binary())
+        .args(["verify", "--bootstrap-servers", bootstrap, "--topic", topic, "--tasks", &tasks.to_string()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(out.status.success() && stdout.contains("EXACT"), "verify: {stdout} {}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn verifiable(topic: &str, tasks: usize, max: i64, boundary: &str, throughput: u32) -> Value {
     json!({
         "connector.class": VERIFIABLE,
         "tasks.max": tasks.to_string(),
         "topic": topic,
-        "throughput": "400",
-        "batch.size": "20",
+        "throughput": throughput.to_string(),
+        "batch.size": "50",
         "max.records": max.to_string(),
         "exactly.once.support": "required",
         "transaction.boundary": boundary,
         "transaction.boundary.interval.ms": "300",
-        "transaction.records": "7",
+        "transaction.records": "37",
     })
 }
 
-async fn sigkill_run(boundary: &str) {
-    let spec = eos_cluster("eos-kill");
-    let w1 = spec.start_worker().await;
-    let mut w2 = spec.start_worker().await;
-    let mut w3 = spec.start_worker().await;
-    let topic = unique("eos-kill-data");
+/// 3 workers, 3 tasks running for about a minute; workers SIGKILLed and restarted at random
+/// six times. Exactly once under read_committed; read_uncommitted shows aborted data existed.
+async fn crash_run(boundary: &str) {
+    let spec = eos_cluster("eos-crash");
+    let mut workers = vec![spec.start_worker().await, spec.start_worker().await, spec.start_worker().await];
+    let topic = unique("eos-crash-data");
     kafka::create_topics(&[&topic], 3).await;
-    let (tasks, max) = (3usize, 3000i64);
-    create(&w1, "vs", verifiable(&topic, tasks, max, boundary)).await;
-    eventually(Duration::from_secs(90), "all tasks running", || all_running(&w1, "vs", tasks)).await;
+    let (tasks, max) = (3usize, 60_000i64);
+    create(&workers[0], "vs", verifiable(&topic, tasks, max, boundary, 1500)).await;
+    eventually(Duration::from_secs(90), "all tasks running", || all_running(&workers[0], "vs", tasks)).await;
 
-    // Crash workers while their tasks have transactions open, then bring them back.
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    w2.kill9();
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    w3.kill9();
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    w2.restart().await;
-    w3.restart().await;
-    assert_exactly_once(&topic, tasks as i64, max).await;
-    drop(w1);
+    let mut rng = Rng::from_clock();
+    for round in 0..6 {
+        tokio::time::sleep(Duration::from_millis(2000 + rng.below(4000))).await;
+        let i = rng.below(3) as usize;
+        println!("round {round}: SIGKILL worker {}", workers[i].worker_id());
+        workers[i].kill9();
+        tokio::time::sleep(Duration::from_millis(500 + rng.below(1500))).await;
+        workers[i].restart().await;
+    }
+    let committed = assert_exactly_once(&topic, tasks as i64, max).await;
+    verify_cli(&kafka::bootstrap_servers(), &topic, tasks);
+    let t = topic.clone();
+    let uncommitted = tokio::task::spawn_blocking(move || {
+        kafka::read_all(&[&t], Isolation::ReadUncommitted, Duration::from_secs(120)).len()
+    })
+    .await
+    .unwrap();
+    println!("read_uncommitted sees {uncommitted} records, read_committed {committed}");
+    assert!(uncommitted > committed, "aborted data existed: workers died mid-transaction");
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn poll_boundaries_are_exactly_once_when_workers_are_killed() {
-    sigkill_run("poll").await;
+async fn crash_test_poll_boundaries() {
+    crash_run("poll").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn interval_boundaries_are_exactly_once_when_workers_are_killed() {
-    sigkill_run("interval").await;
+async fn crash_test_interval_boundaries() {
+    crash_run("interval").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn connector_boundaries_are_exactly_once_when_workers_are_killed() {
-    sigkill_run("connector").await;
+async fn crash_test_connector_boundaries() {
+    crash_run("connector").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -122,15 +167,16 @@ async fn a_paused_zombie_worker_is_fenced_and_adds_no_duplicates() {
     let w2 = spec.start_worker().await;
     let topic = unique("eos-zombie-data");
     kafka::create_topics(&[&topic], 2).await;
-    let (tasks, max) = (2usize, 3000i64);
-    create(&w1, "vs", verifiable(&topic, tasks, max, "poll")).await;
+    let (tasks, max) = (2usize, 5000i64);
+    create(&w1, "vs", verifiable(&topic, tasks, max, "interval", 500)).await;
     let owners = eventually(Duration::from_secs(90), "both tasks running, one per worker", || async {
         all_running(&w1, "vs", tasks).await.filter(|o| o.values().collect::<std::collections::BTreeSet<_>>().len() == 2)
     })
     .await;
     println!("owners before the freeze: {owners:?}");
 
-    // Freeze w2 mid-run: its task becomes a zombie once the group moves its work to w1.
+    // Freeze w2 with a transaction open (interval boundaries keep one open most of the time):
+    // its task becomes a zombie once the group moves its work to w1.
     tokio::time::sleep(Duration::from_secs(2)).await;
     w2.pause();
     let zombie = w2.worker_id();
@@ -138,33 +184,120 @@ async fn a_paused_zombie_worker_is_fenced_and_adds_no_duplicates() {
         all_running(&w1, "vs", tasks).await.filter(|o| o.values().all(|w| *w != zombie))
     })
     .await;
-    // Wake the zombie: whatever it still tries to commit must be fenced.
     tokio::time::sleep(Duration::from_secs(2)).await;
     w2.resume();
     assert_exactly_once(&topic, tasks as i64, max).await;
-    let log = w2.log_text();
-    println!("zombie log mentions fencing: {}", log.to_lowercase().contains("fenc"));
-    drop(w1);
+    let log = w2.log_text().to_lowercase();
+    assert!(log.contains("fenced") || log.contains("fencing"), "the zombie's log shows it was fenced:\n{log}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn idle_tasks_open_no_transactions_and_offsets_resume() {
-    let spec = eos_cluster("eos-resume");
-    let mut w1 = spec.start_worker().await;
-    let topic = unique("eos-resume-data");
-    kafka::create_topics(&[&topic], 1).await;
-    let offsets_topic = unique("eos-own-offsets");
-    let mut config = verifiable(&topic, 1, 500, "poll");
-    config["offsets.storage.topic"] = json!(offsets_topic);
-    create(&w1, "vs", config).await;
-    assert_exactly_once(&topic, 1, 500).await;
-    // A clean restart resumes after the last committed seqno: still exactly once.
-    assert!(w1.terminate().is_some_and(|s| s.success()), "SIGTERM exits cleanly");
-    w1.restart().await;
-    eventually(Duration::from_secs(60), "task running again", || all_running(&w1, "vs", 1)).await;
+async fn lowering_and_raising_tasks_max_under_load_stays_exact() {
+    let spec = eos_cluster("eos-resize");
+    let w1 = spec.start_worker().await;
+    let w2 = spec.start_worker().await;
+    let topic = unique("eos-resize-data");
+    kafka::create_topics(&[&topic], 4).await;
+    let max = 8000i64;
+    let mut config = verifiable(&topic, 4, max, "poll", 500);
+    create(&w1, "vs", config.clone()).await;
+    eventually(Duration::from_secs(90), "4 tasks running", || all_running(&w1, "vs", 4)).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
-    assert_exactly_once(&topic, 1, 500).await;
-    // The per-connector offsets topic holds the offsets, written transactionally.
-    let offsets = kafka::read_all(&[&offsets_topic], Isolation::ReadCommitted, Duration::from_secs(30));
-    assert!(offsets.iter().any(|r| r.key.as_deref() == Some(r#"["vs",{"id":0}]"#)), "offsets in {offsets_topic}: {offsets:?}");
+
+    config["tasks.max"] = json!("2");
+    let (status, body) = w2.send("PUT", "/connectors/vs/config", Some(config.clone())).await;
+    assert_eq!(status, 200, "{body}");
+    eventually(Duration::from_secs(90), "2 tasks running", || all_running(&w1, "vs", 2)).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+
+    config["tasks.max"] = json!("4");
+    let (status, body) = w1.send("PUT", "/connectors/vs/config", Some(config)).await;
+    assert_eq!(status, 200, "{body}");
+    eventually(Duration::from_secs(90), "4 tasks running again", || all_running(&w1, "vs", 4)).await;
+    assert_exactly_once(&topic, 4, max).await;
+    let logs = w1.log_text() + &w2.log_text();
+    assert!(logs.contains("fencing zombie tasks of the previous generation"), "the removed tasks' ids were fenced");
+    assert!(logs.contains("vs-3"), "logs name the fenced transactional ids");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rolling_disabled_preparing_enabled_and_back() {
+    let disabled = ClusterSpec::new("eos-roll");
+    let preparing = disabled.clone().set("exactly.once.source.support", "preparing");
+    let enabled = disabled.clone().set("exactly.once.source.support", "enabled");
+    let mut workers = vec![disabled.start_worker().await, disabled.start_worker().await, disabled.start_worker().await];
+    let alo_topic = unique("eos-roll-alo");
+    create(&workers[0], "alo", json!({"connector.class": VERIFIABLE, "tasks.max": "2", "topic": alo_topic, "throughput": "100"})).await;
+    eventually(Duration::from_secs(60), "at-least-once connector running", || all_running(&workers[0], "alo", 2)).await;
+
+    // `required` is refused while the workers are not enabled.
+    let eos_topic = unique("eos-roll-exact");
+    let mut eos = verifiable(&eos_topic, 2, 4000, "poll", 400);
+    let (status, body) = workers[1].send("POST", "/connectors", Some(json!({"name": "eos", "config": eos.clone()}))).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body["message"].as_str().unwrap_or("").contains("This worker does not have exactly-once source support enabled."), "{body}");
+
+    async fn roll(workers: &mut [WorkerProc], to: &ClusterSpec) {
+        for i in 0..workers.len() {
+            assert!(workers[i].terminate().is_some_and(|s| s.success()), "clean SIGTERM");
+            // The rest of the cluster keeps serving while one worker restarts.
+            let other = &workers[(i + 1) % workers.len()];
+            assert!(other.get("/connectors").await.is_ok(), "another worker serves during the restart");
+            workers[i].restart_with(to).await;
+            eventually(Duration::from_secs(60), "the connector is running after the restart", || async {
+                workers[i].get("/connectors/alo/status").await.ok().filter(|s| s["connector"]["state"] == "RUNNING")
+            })
+            .await;
+        }
+    }
+    roll(&mut workers, &preparing).await;
+    roll(&mut workers, &enabled).await;
+
+    eos["exactly.once.support"] = json!("requested");
+    create(&workers[2], "eos", eos).await;
+    assert_exactly_once(&eos_topic, 2, 4000).await;
+    eventually(Duration::from_secs(60), "both connectors run on the enabled cluster", || async {
+        all_running(&workers[0], "alo", 2).await?;
+        all_running(&workers[0], "eos", 2).await
+    })
+    .await;
+
+    // And back: enabled -> preparing -> disabled keeps serving.
+    roll(&mut workers, &preparing).await;
+    roll(&mut workers, &disabled).await;
+    eventually(Duration::from_secs(60), "still running after rolling back", || all_running(&workers[0], "alo", 2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_broker_dies_and_returns_during_the_run() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned();
+    let kafka_sh = root.join("deploy/kafka.sh");
+    let out = std::process::Command::new(&kafka_sh).args(["up", "--nodes", "3"]).output().expect("kafka.sh up --nodes 3");
+    assert!(out.status.success(), "three-node cluster: {}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let bootstrap = stdout.lines().last().unwrap().trim_start_matches("KAFKA_BOOTSTRAP_SERVERS=").to_owned();
+
+    let spec = eos_cluster("eos-broker")
+        .set("bootstrap.servers", &bootstrap)
+        .set("config.storage.replication.factor", "3")
+        .set("offset.storage.replication.factor", "3")
+        .set("status.storage.replication.factor", "3");
+    let w1 = spec.start_worker().await;
+    let w2 = spec.start_worker().await;
+    let topic = unique("eos-broker-data");
+    kafka::create_topics_at(&bootstrap, &[&topic], 3, 3).await;
+    let (tasks, max) = (2usize, 15_000i64);
+    create(&w1, "vs", verifiable(&topic, tasks, max, "interval", 1000)).await;
+    eventually(Duration::from_secs(90), "tasks running", || all_running(&w1, "vs", tasks)).await;
+
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let killed = std::process::Command::new(&kafka_sh).args(["kill-node", "2", "--nodes", "3"]).status().unwrap();
+    assert!(killed.success());
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    let up = std::process::Command::new(&kafka_sh).args(["up", "--nodes", "3"]).output().unwrap();
+    assert!(up.status.success(), "broker restarted: {}", String::from_utf8_lossy(&up.stderr));
+
+    assert_exactly_once_at(&bootstrap, &topic, tasks as i64, max).await;
+    verify_cli(&bootstrap, &topic, tasks);
+    drop((w1, w2));
 }

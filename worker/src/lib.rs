@@ -6,6 +6,7 @@
 //! - [`herder`]: the distributed herder: assignments + config changes -> running work
 //! - [`runtime`]: connector and task instances: the source and sink task runners
 //! - [`rest`]: the REST API (axum), one module per resource
+//! - [`verify`]: `connect-worker verify`, the exactly-once checker for the verifiable source
 //! - [`version`]: what `GET /` reports
 //!
 //! Data flows one way: REST -> herder -> config topic -> every herder reads it -> assignment ->
@@ -17,4 +18,5 @@ pub mod herder;
 pub mod rest;
 pub mod runtime;
 pub mod storage;
+pub mod verify;
 pub mod version;

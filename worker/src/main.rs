@@ -31,10 +31,48 @@ use connect_worker::storage::{
 
 /// A Kafka Connect-compatible distributed worker.
 #[derive(Debug, Parser)]
-#[command(version, about)]
+#[command(version, about, args_conflicts_with_subcommands = true)]
 struct Cli {
     /// Worker config in Java .properties format (the keys of connect-distributed.properties).
-    worker_properties: PathBuf,
+    worker_properties: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// Check a topic written by the verifiable source: read it with read_committed and require
+    /// every seqno of every task exactly once, no gap. Exits 0 only when exact.
+    Verify {
+        #[arg(long)]
+        bootstrap_servers: String,
+        #[arg(long)]
+        topic: String,
+        /// The number of tasks expected.
+        #[arg(long)]
+        tasks: Option<usize>,
+        /// How long reading to the end may take, in seconds.
+        #[arg(long, default_value_t = 120)]
+        timeout_secs: u64,
+    },
+}
+
+/// Prints the verdict of `connect-worker verify`; true when exact.
+#[allow(clippy::print_stdout)]
+fn run_verify(bootstrap: &str, topic: &str, tasks: Option<usize>, timeout: Duration) -> anyhow::Result<bool> {
+    let report = connect_worker::verify::verify_topic(bootstrap, topic, timeout).map_err(anyhow::Error::msg)?;
+    for (task, c) in &report.tasks {
+        println!(
+            "task {task}: records={} distinct={} duplicates={} gaps={} max_seqno={}",
+            c.records, c.distinct, c.duplicates, c.gaps, c.max_seqno
+        );
+    }
+    if report.unparsable > 0 {
+        println!("unparsable records: {}", report.unparsable);
+    }
+    let exact = report.is_exact(tasks);
+    println!("{}", if exact { "EXACT: every seqno of every task exactly once" } else { "NOT EXACT" });
+    Ok(exact)
 }
 
 #[tokio::main]
@@ -46,7 +84,17 @@ async fn main() -> anyhow::Result<()> {
         )
         .init();
     let cli = Cli::parse();
-    let config = Arc::new(WorkerConfig::from_file(&cli.worker_properties)?);
+    if let Some(Command::Verify { bootstrap_servers, topic, tasks, timeout_secs }) = cli.command {
+        let exact = tokio::task::spawn_blocking(move || {
+            run_verify(&bootstrap_servers, &topic, tasks, Duration::from_secs(timeout_secs))
+        })
+        .await??;
+        std::process::exit(if exact { 0 } else { 1 });
+    }
+    let Some(properties) = cli.worker_properties else {
+        anyhow::bail!("usage: connect-worker <worker.properties> | connect-worker verify --help");
+    };
+    let config = Arc::new(WorkerConfig::from_file(&properties)?);
     let shutdown = CancellationToken::new();
     tokio::spawn({
         let shutdown = shutdown.clone();

@@ -127,7 +127,38 @@ struct Sent {
     delivery: Option<DeliveryFuture>,
 }
 
+/// Per-task transaction figures, logged every [`STATS_LOG_INTERVAL`] and at stop.
+#[derive(Debug, Default)]
+struct TransactionStats {
+    committed: u64,
+    aborted: u64,
+    records: u64,
+    commit_time: Duration,
+    max_commit_time: Duration,
+}
+
+const STATS_LOG_INTERVAL: Duration = Duration::from_secs(30);
+
+impl TransactionStats {
+    fn log(&self, id: &ConnectorTaskId) {
+        let avg_records = if self.committed == 0 { 0.0 } else { self.records as f64 / self.committed as f64 };
+        let avg_ms = if self.committed == 0 { 0.0 } else { self.commit_time.as_secs_f64() * 1000.0 / self.committed as f64 };
+        tracing::info!(
+            task = %id,
+            transactions_committed = self.committed,
+            transactions_aborted = self.aborted,
+            records_committed = self.records,
+            avg_records_per_transaction = format!("{avg_records:.1}"),
+            avg_commit_ms = format!("{avg_ms:.2}"),
+            max_commit_ms = self.max_commit_time.as_millis() as u64,
+            "exactly-once transaction stats"
+        );
+    }
+}
+
 struct Runner {
+    stats: TransactionStats,
+    stats_logged_at: Instant,
     run: ExactlyOnceSourceTaskRun,
     task: Box<dyn SourceTask>,
     producer: FutureProducer,
@@ -150,6 +181,8 @@ pub async fn run_exactly_once_source_task(run: ExactlyOnceSourceTaskRun, task: B
         Err(e) => Err(e),
         Ok((producer, offsets_topic)) => {
             let mut runner = Runner {
+                stats: TransactionStats::default(),
+                stats_logged_at: Instant::now(),
                 run,
                 task,
                 producer,
@@ -160,6 +193,7 @@ pub async fn run_exactly_once_source_task(run: ExactlyOnceSourceTaskRun, task: B
                 staged: BTreeMap::new(),
             };
             let outcome = runner.execute().await;
+            runner.stats.log(&id);
             task = runner.task;
             outcome
         }
@@ -385,11 +419,22 @@ impl Runner {
             }
         }
         let p = self.producer.clone();
+        let started = std::time::Instant::now();
         tokio::task::spawn_blocking(move || p.commit_transaction(TRANSACTION_TIMEOUT))
             .await
             .map_err(|e| ConnectError::fatal(e.to_string()))?
             .map_err(|e| fail(&self.run.id, "Failed to flush offsets and/or records", e))?;
         self.transaction_open = false;
+        let took = started.elapsed();
+        self.stats.committed += 1;
+        self.stats.records += self.in_transaction.len() as u64;
+        self.stats.commit_time += took;
+        self.stats.max_commit_time = self.stats.max_commit_time.max(took);
+        tracing::debug!(task = %self.run.id, records = self.in_transaction.len(), offsets = entries.len(), commit_ms = took.as_millis() as u64, "committed transaction");
+        if self.stats_logged_at.elapsed() >= STATS_LOG_INTERVAL {
+            self.stats.log(&self.run.id);
+            self.stats_logged_at = Instant::now();
+        }
         // Every record of the transaction is acknowledged once the commit returned.
         while let Some(sent) = self.in_transaction.pop_front() {
             let metadata = match sent.delivery {
@@ -421,6 +466,8 @@ impl Runner {
             .map_err(|e| ConnectError::fatal(e.to_string()))?
             .map_err(|e| fail(&self.run.id, "failed to abort the transaction", e))?;
         self.transaction_open = false;
+        self.stats.aborted += 1;
+        tracing::info!(task = %self.run.id, records = self.in_transaction.len(), "aborted transaction at the connector's request");
         self.in_transaction.clear();
         self.commit().await
     }
