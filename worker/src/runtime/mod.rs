@@ -6,12 +6,14 @@
 //! - [`worker`]: the connectors and tasks running on this worker (Connect's `Worker`)
 //! - [`exactly_once`]: the exactly-once source task runner (KIP-618: records and offsets in one transaction)
 //! - [`sink`]: the sink task runner (consume -> convert -> put -> pre_commit -> commit)
+//! - [`errors`]: `errors.*` tolerance and logging, the dead-letter queue, the errant record reporter
 //!
 //! Runners report through [`TaskStatusListener`] and persist source offsets through
 //! [`SourceOffsetBackend`]; the herder implements both on the status and offset stores.
 
 pub mod connector;
 pub mod convert;
+pub mod errors;
 pub mod exactly_once;
 mod offsets;
 pub mod sink;

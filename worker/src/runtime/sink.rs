@@ -24,14 +24,17 @@
 //! # Errors
 //!
 //! A retriable `put` error redelivers the same batch after the context's timeout (or a backoff)
-//! until `errors.retry.timeout` runs out; any other `put` error, or a conversion error with
-//! `errors.tolerance=none`, fails the task (FAILED with the error chain as `trace`).
+//! until `errors.retry.timeout` runs out; any other `put` error fails the task (FAILED with the
+//! error chain as `trace`). A record that fails conversion, or that the task reports through
+//! its errant record reporter, goes to [`ErrorHandler`]: with `errors.tolerance=all` it is
+//! logged and written (original bytes, `__connect.errors.*` headers) to the dead-letter queue
+//! before the runner moves on; with `none` it fails the task.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use connect_api::config::{SinkConnectorConfig, ToleranceType};
+use connect_api::config::SinkConnectorConfig;
 use connect_api::connector::{SinkOffsets, SinkTaskControl};
 use connect_api::record::TimestampType;
 use connect_api::{
@@ -45,6 +48,7 @@ use tokio::runtime::Handle;
 use tokio::sync::watch;
 
 use super::convert::{RecordConverters, conversion_error};
+use super::errors::{ErrorHandler, RawRecord, SinkErrantRecordReporter, Stage};
 use super::{ConnectorTaskId, TaskStatusListener, TokioTimer};
 
 /// Records handed to one `put` at most.
@@ -57,7 +61,9 @@ pub struct SinkTaskRun {
     pub task_config: ConfigMap,
     pub connector_config: SinkConnectorConfig,
     pub offset_commit_interval: Duration,
-    pub converters: RecordConverters,
+    pub converters: Arc<RecordConverters>,
+    /// `errors.*` and the dead-letter queue, for conversion errors and the errant record reporter.
+    pub errors: Arc<ErrorHandler>,
     /// Bootstrap servers and `consumer.*` overrides; the runner sets group and commit keys.
     pub consumer_config: ClientConfig,
     pub status: Arc<dyn TaskStatusListener>,
@@ -121,6 +127,7 @@ struct Shared {
     control: Arc<Control>,
     /// The first error raised inside a rebalance callback; the loop fails the task with it.
     failure: Mutex<Option<ConnectError>>,
+    reporter: Arc<SinkErrantRecordReporter>,
 }
 
 impl Shared {
@@ -245,6 +252,10 @@ pub fn run_sink_task(run: SinkTaskRun, task: Box<dyn SinkTask>, rt: Handle) {
         current: Mutex::new(SinkOffsets::new()),
         control: Arc::new(Control::default()),
         failure: Mutex::new(None),
+        reporter: Arc::new(SinkErrantRecordReporter::new(
+            run.errors.clone(),
+            run.converters.clone(),
+        )),
     });
     let outcome = execute(&run, &shared);
     if let Err(e) = shared.with_task(async |t| t.stop().await) {
@@ -286,7 +297,8 @@ fn execute(run: &SinkTaskRun, shared: &Arc<Shared>) -> Result<(), ConnectError> 
         shared.control.clone(),
         Arc::new(TokioTimer),
         run.cancel.clone(),
-    );
+    )
+    .with_errant_record_reporter(shared.reporter.clone());
     let config = run.task_config.clone();
     shared.with_task(async |t| t.start(ctx, config).await)?;
 
@@ -361,15 +373,24 @@ fn poll_loop(
             next_commit = Instant::now() + run.offset_commit_interval;
         }
 
-        let batch = poll_batch(run, consumer)?;
-        if batch.is_empty() {
+        let (batch, raws) = poll_batch(run, shared, consumer)?;
+        // Tolerated records are consumed too: their offsets advance with the batch.
+        let next: Vec<(TopicPartition, i64)> = raws
+            .iter()
+            .map(|r| {
+                (
+                    TopicPartition::new(r.topic.clone(), r.partition),
+                    r.offset + 1,
+                )
+            })
+            .collect();
+        if next.is_empty() {
             continue;
         }
-        let next: Vec<(TopicPartition, i64)> = batch
-            .iter()
-            .map(|r| (r.topic_partition(), r.kafka_offset + 1))
-            .collect();
-        put_with_retries(run, shared, batch)?;
+        if !batch.is_empty() {
+            shared.reporter.set_batch(raws);
+            put_with_retries(run, shared, batch)?;
+        }
         let mut cur = shared.current.lock().unwrap_or_else(|p| p.into_inner());
         let owned = shared.control.lock().assignment.clone();
         for (tp, offset) in next {
@@ -383,13 +404,17 @@ fn poll_loop(
 }
 
 /// Polls up to `MAX_BATCH` records: blocks for the first, then takes what is already there.
+/// Returns the converted records and the consumed bytes of every polled record (converted or
+/// tolerated), in order.
 fn poll_batch(
     run: &SinkTaskRun,
+    shared: &Arc<Shared>,
     consumer: &BaseConsumer<SinkContext>,
-) -> Result<Vec<SinkRecord>, ConnectError> {
+) -> Result<(Vec<SinkRecord>, Vec<RawRecord>), ConnectError> {
     let mut batch = Vec::new();
+    let mut raws = Vec::new();
     let mut timeout = POLL_TIMEOUT;
-    while batch.len() < MAX_BATCH {
+    while raws.len() < MAX_BATCH {
         match consumer.poll(timeout) {
             None => break,
             Some(Err(e)) => {
@@ -397,36 +422,70 @@ fn poll_batch(
                 break;
             }
             Some(Ok(msg)) => {
-                if let Some(record) = convert(run, &msg)? {
-                    batch.push(record);
+                let raw = raw_record(&msg);
+                match convert(run, &msg) {
+                    Ok(record) => batch.push(record),
+                    Err((stage, e)) => {
+                        let errors = run.errors.clone();
+                        let r = raw.clone();
+                        shared
+                            .rt
+                            .block_on(async move { errors.handle(&r, stage, e).await })?;
+                    }
                 }
+                raws.push(raw);
             }
         }
         timeout = Duration::ZERO;
     }
-    Ok(batch)
+    Ok((batch, raws))
 }
 
+fn raw_record(msg: &BorrowedMessage<'_>) -> RawRecord {
+    RawRecord {
+        topic: msg.topic().to_owned(),
+        partition: msg.partition(),
+        offset: msg.offset(),
+        timestamp: msg.timestamp().to_millis(),
+        key: msg.key().map(<[u8]>::to_vec),
+        value: msg.payload().map(<[u8]>::to_vec),
+        headers: msg
+            .headers()
+            .map(|hs| {
+                hs.iter()
+                    .map(|h| (h.key.to_owned(), h.value.map(<[u8]>::to_vec)))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}
+
+/// Converts one consumed record; a failure names the stage it happened in.
 fn convert(
     run: &SinkTaskRun,
     msg: &BorrowedMessage<'_>,
-) -> Result<Option<SinkRecord>, ConnectError> {
+) -> Result<SinkRecord, (Stage, ConnectError)> {
     let topic = msg.topic();
-    let converted = (|| {
+    {
         let key = run
             .converters
             .key_from_bytes(topic, msg.key())
-            .map_err(|e| conversion_error("key", topic, e))?;
+            .map_err(|e| (Stage::KeyConverter, conversion_error("key", topic, e)))?;
         let value = run
             .converters
             .value_from_bytes(topic, msg.payload())
-            .map_err(|e| conversion_error("value", topic, e))?;
+            .map_err(|e| (Stage::ValueConverter, conversion_error("value", topic, e)))?;
         let headers = match msg.headers() {
             None => Default::default(),
             Some(hs) => run
                 .converters
                 .headers_from_bytes(topic, hs.iter().map(|h| (h.key, h.value)))
-                .map_err(|e| conversion_error("headers", topic, e))?,
+                .map_err(|e| {
+                    (
+                        Stage::HeaderConverter,
+                        conversion_error("headers", topic, e),
+                    )
+                })?,
         };
         let mut record = SinkRecord::new(
             topic,
@@ -447,20 +506,7 @@ fn convert(
             }
             rdkafka::Timestamp::NotAvailable => {}
         }
-        Ok::<_, ConnectError>(record)
-    })();
-    match converted {
-        Ok(r) => Ok(Some(r)),
-        Err(e) if run.connector_config.common.errors_tolerance == ToleranceType::All => {
-            if run.connector_config.common.errors_log_enable {
-                tracing::error!(
-                    task = %run.id, error = %e, topic, partition = msg.partition(), offset = msg.offset(),
-                    "tolerated conversion error; record skipped"
-                );
-            }
-            Ok(None)
-        }
-        Err(e) => Err(e),
+        Ok(record)
     }
 }
 

@@ -20,6 +20,7 @@ use super::exactly_once::{
     ExactlyOnceGate, ExactlyOnceSourceTaskRun, run_exactly_once_source_task, task_transactional_id,
 };
 use super::convert::RecordConverters;
+use super::errors::{DeadLetterQueue, ErrorHandler, StageClasses};
 use super::sink::{SinkTaskRun, run_sink_task};
 use super::source::{SourceTaskRun, run_source_task};
 use super::{ConnectorTaskId, SourceOffsetBackend, TaskStatusListener};
@@ -388,12 +389,26 @@ impl Worker {
             TaskInstance::Sink(task) => {
                 let cc = SinkConnectorConfig::parse(connector_config)?;
                 let converters = RecordConverters::for_connector(&self.config, &cc.common)?;
+                let dlq = DeadLetterQueue::for_sink(
+                    id,
+                    &cc,
+                    self.producer_config(id, connector_config),
+                )
+                .await?;
+                let classes = StageClasses {
+                    key_converter: cc.common.key_converter.clone().unwrap_or_else(|| self.config.key_converter.clone()),
+                    value_converter: cc.common.value_converter.clone().unwrap_or_else(|| self.config.value_converter.clone()),
+                    header_converter: cc.common.header_converter.clone(),
+                    task: task_class.clone(),
+                };
+                let errors = Arc::new(ErrorHandler::new(id.clone(), &cc.common, classes, dlq));
                 let run = SinkTaskRun {
                     id: id.clone(),
                     task_config: task_config.clone(),
                     connector_config: cc,
                     offset_commit_interval: self.config.offset_flush_interval,
-                    converters,
+                    converters: Arc::new(converters),
+                    errors,
                     consumer_config: self.consumer_config(connector_config),
                     status,
                     cancel: cancel.clone(),
