@@ -12,10 +12,15 @@ use serde_json::Value;
 use crate::kafka::bootstrap_servers;
 use crate::unique;
 
-/// Path of the `connect-worker` binary, built once per test run if needed.
+/// Path of the `connect-worker` binary: `CONNECT_WORKER_BIN`, else the debug build, built once
+/// per test run if needed.
 pub fn worker_binary() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
+        // Benchmarks point this at a release build.
+        if let Some(bin) = std::env::var_os("CONNECT_WORKER_BIN") {
+            return PathBuf::from(bin);
+        }
         let root = Path::new(env!("CARGO_MANIFEST_DIR"))
             .parent()
             .expect("workspace root")

@@ -1,0 +1,126 @@
+//! Exactly-once source throughput benchmark (prints figures; not a test).
+//!
+//! One verifiable source task, unthrottled, `batch.size` records per poll, against the local
+//! Kafka (`KAFKA_BOOTSTRAP_SERVERS`, default `deploy/kafka.sh`'s). For each mode it measures
+//! records per second from the first to the last record's broker timestamp (so worker start-up
+//! and rebalances are excluded):
+//!
+//! - `at-least-once`: `exactly.once.source.support=disabled` (idempotent producer, periodic offsets)
+//! - `eos poll` / `eos interval` / `eos connector`: the exactly-once runner per boundary mode
+//! - `bare rdkafka txn`: a transactional rdkafka producer doing the same batches (one
+//!   transaction per batch with one offset record), i.e. the floor for `eos poll`
+//!
+//! Run: `cargo run --release -p connect-tests --bin eos_bench -- [records] [batch]`
+//! (the worker binary is built in debug unless CONNECT_WORKER_BIN points at a release build).
+
+use std::time::{Duration, Instant};
+
+use connect_tests::kafka::{self, Isolation, client_config};
+use connect_tests::unique;
+use connect_tests::worker::{ClusterSpec, WorkerProc};
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::message::Message;
+use rdkafka::producer::{BaseRecord, Producer, ThreadedProducer, DefaultProducerContext};
+use serde_json::json;
+
+/// First and last broker timestamps of `n` committed records of `topic`.
+fn span(topic: &str, n: usize) -> Duration {
+    let consumer: BaseConsumer = client_config()
+        .set("group.id", unique("bench"))
+        .set("auto.offset.reset", "earliest")
+        .set("isolation.level", "read_committed")
+        .create()
+        .unwrap();
+    consumer.subscribe(&[topic]).unwrap();
+    let (mut first, mut last, mut seen) = (i64::MAX, i64::MIN, 0usize);
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while seen < n && Instant::now() < deadline {
+        if let Some(Ok(m)) = consumer.poll(Duration::from_millis(500)) {
+            if let Some(ts) = m.timestamp().to_millis() {
+                first = first.min(ts);
+                last = last.max(ts);
+            }
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, n, "read all {n} records of {topic}");
+    Duration::from_millis((last - first).max(1) as u64)
+}
+
+async fn worker_run(label: &str, mode: &str, boundary: Option<&str>, n: usize, batch: usize) -> f64 {
+    let spec = ClusterSpec::new("bench").set("exactly.once.source.support", mode).set("offset.flush.interval.ms", "1000");
+    let w: WorkerProc = spec.start_worker().await;
+    let topic = unique("bench-data");
+    kafka::create_topics(&[&topic], 1).await;
+    let mut config = json!({
+        "connector.class": "org.apache.kafka.connect.tools.VerifiableSourceConnector",
+        "tasks.max": "1", "topic": topic, "throughput": "-1",
+        "batch.size": batch.to_string(), "max.records": n.to_string(),
+    });
+    if let Some(b) = boundary {
+        config["transaction.boundary"] = json!(b);
+        config["transaction.boundary.interval.ms"] = json!("100");
+        config["transaction.records"] = json!(batch.to_string());
+    }
+    let (status, body) = w.send("POST", "/connectors", Some(json!({"name": "bench", "config": config}))).await;
+    assert_eq!(status, 201, "{body}");
+    let t = topic.clone();
+    let took = tokio::task::spawn_blocking(move || span(&t, n)).await.unwrap();
+    let rate = n as f64 / took.as_secs_f64();
+    println!("{label:<18} {n:>8} records in {:>7.2}s  {rate:>10.0} records/s", took.as_secs_f64());
+    drop(w);
+    rate
+}
+
+fn bare_transactional(n: usize, batch: usize) -> f64 {
+    let topic = unique("bench-bare");
+    let offsets = unique("bench-bare-offsets");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(kafka::create_topics(&[&topic, &offsets], 1));
+    let p: ThreadedProducer<DefaultProducerContext> = client_config()
+        .set("transactional.id", unique("bench-txn"))
+        .set("enable.idempotence", "true")
+        .set("acks", "all")
+        .create()
+        .unwrap();
+    p.init_transactions(Duration::from_secs(30)).unwrap();
+    let start = Instant::now();
+    let mut seqno = 0usize;
+    while seqno < n {
+        p.begin_transaction().unwrap();
+        for _ in 0..batch.min(n - seqno) {
+            let v = seqno.to_string();
+            while p.send(BaseRecord::<str, str>::to(&topic).key("0").payload(&v)).is_err() {
+                p.poll(Duration::from_millis(1));
+            }
+            seqno += 1;
+        }
+        let off = format!("{{\"seqno\":{}}}", seqno - 1);
+        p.send(BaseRecord::<str, str>::to(&offsets).key(r#"["bench",{"id":0}]"#).payload(&off)).map_err(|(e, _)| e).unwrap();
+        p.commit_transaction(Duration::from_secs(30)).unwrap();
+    }
+    let took = start.elapsed();
+    let rate = n as f64 / took.as_secs_f64();
+    println!("{:<18} {n:>8} records in {:>7.2}s  {rate:>10.0} records/s", "bare rdkafka txn", took.as_secs_f64());
+    let _ = kafka::read_all(&[&topic], Isolation::ReadCommitted, Duration::from_secs(60));
+    rate
+}
+
+#[allow(clippy::print_stdout)]
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(200_000);
+    let batch: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100);
+    println!("exactly-once source benchmark: {n} records, batch.size {batch}, one task, Kafka at {}", kafka::bootstrap_servers());
+    let bare = bare_transactional(n, batch);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let alo = rt.block_on(worker_run("at-least-once", "disabled", None, n, batch));
+    let mut rows = Vec::new();
+    for b in ["poll", "interval", "connector"] {
+        rows.push((b, rt.block_on(worker_run(&format!("eos {b}"), "enabled", Some(b), n, batch))));
+    }
+    println!();
+    for (b, r) in rows {
+        println!("eos {b:<10} = {:.2}x at-least-once, {:.2}x bare rdkafka transactions", r / alo, r / bare);
+    }
+}
