@@ -3,12 +3,16 @@
 //! - [`verifiable`]: numbered records for exactly-once tests and benchmarks
 //!   (compatible with Kafka's `VerifiableSourceConnector`).
 //! - [`file`]: `FileStreamSource` / `FileStreamSink`, offset-compatible with Kafka's.
+//! - [`jdbc`]: Postgres table source, upsert sink, offsets-with-data sink.
+//! - [`objectstore`]: files per topic-partition with deterministic names (local, S3).
 //! - [`testing`]: in-memory offset reader, recording transaction context and friends, to drive
 //!   connectors through the traits without Kafka.
 //!
 //! [`builtin_plugins`] lists them all.
 
 pub mod file;
+pub mod jdbc;
+pub mod objectstore;
 pub mod testing;
 pub mod verifiable;
 
@@ -41,6 +45,34 @@ pub fn builtin_plugins() -> PluginRegistry {
             version: VERSION,
             task_class: file::SINK_TASK_CLASS,
             task_aliases: &[file::JAVA_SINK_TASK_CLASS],
+        })
+        .register_source::<jdbc::PostgresSourceConnector>(PluginDesc {
+            class: jdbc::SOURCE_CONNECTOR_CLASS,
+            aliases: &[],
+            version: VERSION,
+            task_class: jdbc::SOURCE_TASK_CLASS,
+            task_aliases: &[],
+        })
+        .register_sink::<jdbc::PostgresSinkConnector>(PluginDesc {
+            class: jdbc::SINK_CONNECTOR_CLASS,
+            aliases: &[],
+            version: VERSION,
+            task_class: jdbc::SINK_TASK_CLASS,
+            task_aliases: &[],
+        })
+        .register_sink::<jdbc::PostgresOffsetsSinkConnector>(PluginDesc {
+            class: jdbc::OFFSETS_SINK_CONNECTOR_CLASS,
+            aliases: &[],
+            version: VERSION,
+            task_class: jdbc::OFFSETS_SINK_TASK_CLASS,
+            task_aliases: &[],
+        })
+        .register_sink::<objectstore::ObjectStoreSinkConnector>(PluginDesc {
+            class: objectstore::SINK_CONNECTOR_CLASS,
+            aliases: &[],
+            version: VERSION,
+            task_class: objectstore::SINK_TASK_CLASS,
+            task_aliases: &[],
         });
     registry
 }
@@ -54,7 +86,7 @@ mod tests {
     fn registry_resolves_java_names_and_aliases() {
         let r = builtin_plugins();
         let plugins = r.connector_plugins();
-        assert_eq!(plugins.len(), 3);
+        assert_eq!(plugins.len(), 7);
         let json = serde_json::to_value(&plugins[0]).unwrap();
         assert!(
             json.get("class").is_some()
