@@ -25,10 +25,10 @@ fn openapi_routes() -> BTreeSet<(String, String)> {
         }
         if let Some(p) = line.strip_prefix("  /") {
             path = Some(format!("/{}", p.trim_end_matches(':')));
-        } else if let Some(m) = line.strip_prefix("    ").and_then(|l| l.strip_suffix(':')) {
-            if ["get", "put", "post", "patch", "delete"].contains(&m) {
-                routes.insert((m.to_uppercase(), path.clone().expect("method under a path")));
-            }
+        } else if let Some(m) = line.strip_prefix("    ").and_then(|l| l.strip_suffix(':'))
+            && ["get", "put", "post", "patch", "delete"].contains(&m)
+        {
+            routes.insert((m.to_uppercase(), path.clone().expect("method under a path")));
         }
     }
     routes
