@@ -64,10 +64,11 @@ PROPS
   echo "tests/run.sh: REST client check (kafka-connect-py) against http://127.0.0.1:$port"
   timeout 180 "$venv/bin/python" "$root/tests/rest_client_check.py" "http://127.0.0.1:$port" "$group-data" || rc=1
   echo "tests/run.sh: schemathesis against openapi.yaml (bounded: 15 examples per operation)"
-  timeout 300 "$fuzz/bin/schemathesis" run "$root/openapi.yaml" --url "http://127.0.0.1:$port" \
+  # Run from the scratch directory: schemathesis leaves a .schemathesis/ cache in its cwd.
+  (cd "$dir" && timeout 300 "$fuzz/bin/schemathesis" run "$root/openapi.yaml" --url "http://127.0.0.1:$port" \
     --max-examples 15 --request-timeout 60 --no-color \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
-    >"$dir/schemathesis.log" 2>&1 || { rc=1; tail -80 "$dir/schemathesis.log"; }
+    >"$dir/schemathesis.log" 2>&1) || { rc=1; tail -80 "$dir/schemathesis.log"; }
   tail -3 "$dir/schemathesis.log"
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
