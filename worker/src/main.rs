@@ -25,9 +25,7 @@ use connect_worker::storage::config::ConfigStoreSettings;
 use connect_worker::storage::offsets::OffsetStoreSettings;
 use connect_worker::storage::status::StatusStoreSettings;
 use connect_worker::storage::topics::TopicSettings;
-use connect_worker::storage::{
-    ConfigBackingStore, OffsetBackingStore, StatusBackingStore,
-};
+use connect_worker::storage::{ConfigBackingStore, OffsetBackingStore, StatusBackingStore};
 
 /// A Kafka Connect-compatible distributed worker.
 #[derive(Debug, Parser)]
@@ -59,8 +57,14 @@ enum Command {
 
 /// Prints the verdict of `connect-worker verify`; true when exact.
 #[allow(clippy::print_stdout)]
-fn run_verify(bootstrap: &str, topic: &str, tasks: Option<usize>, timeout: Duration) -> anyhow::Result<bool> {
-    let report = connect_worker::verify::verify_topic(bootstrap, topic, timeout).map_err(anyhow::Error::msg)?;
+fn run_verify(
+    bootstrap: &str,
+    topic: &str,
+    tasks: Option<usize>,
+    timeout: Duration,
+) -> anyhow::Result<bool> {
+    let report = connect_worker::verify::verify_topic(bootstrap, topic, timeout)
+        .map_err(anyhow::Error::msg)?;
     for (task, c) in &report.tasks {
         println!(
             "task {task}: records={} distinct={} duplicates={} gaps={} max_seqno={}",
@@ -71,22 +75,44 @@ fn run_verify(bootstrap: &str, topic: &str, tasks: Option<usize>, timeout: Durat
         println!("unparsable records: {}", report.unparsable);
     }
     let exact = report.is_exact(tasks);
-    println!("{}", if exact { "EXACT: every seqno of every task exactly once" } else { "NOT EXACT" });
+    println!(
+        "{}",
+        if exact {
+            "EXACT: every seqno of every task exactly once"
+        } else {
+            "NOT EXACT"
+        }
+    );
     Ok(exact)
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
+    // The filter is reloadable so `PUT /admin/loggers/{name}` changes levels at run time.
+    let base_filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "info,rdkafka=warn".into());
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
+            tracing_subscriber::EnvFilter::try_new(&base_filter)
                 .unwrap_or_else(|_| "info,rdkafka=warn".into()),
         )
-        .init();
+        .with_filter_reloading();
+    let log_levels = rest::LogLevels::new(builder.reload_handle(), &base_filter);
+    builder.init();
     let cli = Cli::parse();
-    if let Some(Command::Verify { bootstrap_servers, topic, tasks, timeout_secs }) = cli.command {
+    if let Some(Command::Verify {
+        bootstrap_servers,
+        topic,
+        tasks,
+        timeout_secs,
+    }) = cli.command
+    {
         let exact = tokio::task::spawn_blocking(move || {
-            run_verify(&bootstrap_servers, &topic, tasks, Duration::from_secs(timeout_secs))
+            run_verify(
+                &bootstrap_servers,
+                &topic,
+                tasks,
+                Duration::from_secs(timeout_secs),
+            )
         })
         .await??;
         std::process::exit(if exact { 0 } else { 1 });
@@ -145,7 +171,8 @@ async fn main() -> anyhow::Result<()> {
             group_id: config.group_id.clone(),
             read_committed: eos_enabled,
             // preparing/enabled: the leader writes through the fencable transactional producer.
-            transactional_writes: config.exactly_once_source_support != ExactlyOnceSourceSupport::Disabled,
+            transactional_writes: config.exactly_once_source_support
+                != ExactlyOnceSourceSupport::Disabled,
         })
         .await
         .context("failed to start the config topic store")?,
@@ -196,16 +223,16 @@ async fn main() -> anyhow::Result<()> {
         ..Default::default()
     }));
     let handle = HerderHandle {
-            config: config.clone(),
-            registry,
-            config_store: config_store.clone(),
-            status_store: status_store.clone(),
-            offset_store: offset_store.clone(),
-            view: view.clone(),
-            kafka_cluster_id: kafka_cluster_id.clone().into(),
-            commands: commands_tx,
-            log_levels: rest::LogLevels::detached("info,rdkafka=warn"),
-        };
+        config: config.clone(),
+        registry,
+        config_store: config_store.clone(),
+        status_store: status_store.clone(),
+        offset_store: offset_store.clone(),
+        view: view.clone(),
+        kafka_cluster_id: kafka_cluster_id.clone().into(),
+        commands: commands_tx,
+        log_levels: log_levels.clone(),
+    };
     let herder = Herder::new(HerderParts {
         config: config.clone(),
         config_store: config_store.clone(),

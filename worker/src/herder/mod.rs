@@ -289,7 +289,8 @@ impl Herder {
                 // A (new) leader claims the config topic's transactional writer, fencing any
                 // previous leader's writes; followers never write privileged records.
                 self.needs_write_privileges = is_leader
-                    && self.config.exactly_once_source_support != ExactlyOnceSourceSupport::Disabled;
+                    && self.config.exactly_once_source_support
+                        != ExactlyOnceSourceSupport::Disabled;
                 if assignment.failed() {
                     // CONFIG_MISMATCH: catch up with the config topic, then try again.
                     let _ = self
@@ -358,6 +359,16 @@ impl Herder {
     async fn on_config_update(&mut self, update: ConfigUpdate) {
         match update {
             ConfigUpdate::RestartRequested(req) => self.restart(&req).await,
+            // `PUT /admin/loggers/{name}?scope=cluster`: every worker applies it.
+            ConfigUpdate::LoggerLevelChanged { namespace, level } => {
+                if let Err(e) = self
+                    .handle
+                    .log_levels
+                    .apply_cluster_logger_level(&namespace, &level)
+                {
+                    tracing::warn!(namespace = %namespace, level = %level, error = %e, "failed to apply a cluster-wide log level");
+                }
+            }
             ConfigUpdate::ConnectorConfigUpdated(name) => {
                 if self.worker.is_running_connector(&name) {
                     self.needs_task_configs.insert(name);
@@ -369,7 +380,10 @@ impl Herder {
 
     /// Stops what runs here but is no longer owned (or no longer exists).
     async fn stop_unowned(&mut self) {
-        *self.shared_owned_tasks.lock().unwrap_or_else(|p| p.into_inner()) = self.owned_tasks.clone();
+        *self
+            .shared_owned_tasks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = self.owned_tasks.clone();
         let snapshot = self.config_store.snapshot();
         let tasks: Vec<ConnectorTaskId> = self
             .worker
@@ -445,14 +459,26 @@ impl Herder {
                     tracing::info!(task = %id, "task config changed; restarting the task");
                     self.worker.stop_tasks(std::slice::from_ref(&id)).await;
                     self.worker
-                        .start_task(id.clone(), task_config, conn_config, target, snapshot.task_config_generation(&id.connector))
+                        .start_task(
+                            id.clone(),
+                            task_config,
+                            conn_config,
+                            target,
+                            snapshot.task_config_generation(&id.connector),
+                        )
                         .await;
                     self.applied_task_configs
                         .insert(id.clone(), task_config.clone());
                 }
                 None => {
                     self.worker
-                        .start_task(id.clone(), task_config, conn_config, target, snapshot.task_config_generation(&id.connector))
+                        .start_task(
+                            id.clone(),
+                            task_config,
+                            conn_config,
+                            target,
+                            snapshot.task_config_generation(&id.connector),
+                        )
                         .await;
                     self.applied_task_configs
                         .insert(id.clone(), task_config.clone());
@@ -485,16 +511,21 @@ impl Herder {
                     tracing::info!("claimed write privileges on the config topic");
                     self.needs_write_privileges = false;
                 }
-                Err(e) => tracing::warn!(error = %e, "failed to claim write privileges on the config topic; will retry"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "failed to claim write privileges on the config topic; will retry")
+                }
             }
         }
         let now_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis() as i64)
             .unwrap_or_default();
-        if let Err(e) = session_key::maybe_rotate_session_key(&self.config_store, &self.config, now_ms).await {
+        if let Err(e) =
+            session_key::maybe_rotate_session_key(&self.config_store, &self.config, now_ms).await
+        {
             tracing::warn!(error = %e, "failed to write a session key; will retry");
-            self.needs_write_privileges = self.config.exactly_once_source_support != ExactlyOnceSourceSupport::Disabled;
+            self.needs_write_privileges =
+                self.config.exactly_once_source_support != ExactlyOnceSourceSupport::Disabled;
         }
     }
 
@@ -560,7 +591,8 @@ impl Herder {
         let result = self.handle.submit_task_configs(name, configs).await;
         if result.is_err() && self.view.read().await.is_leader {
             // A failed privileged write drops the transactional writer; claim it again.
-            self.needs_write_privileges = self.config.exactly_once_source_support != ExactlyOnceSourceSupport::Disabled;
+            self.needs_write_privileges =
+                self.config.exactly_once_source_support != ExactlyOnceSourceSupport::Disabled;
         }
         result
     }
@@ -582,8 +614,14 @@ impl Herder {
         tracing::info!(task = %id, "restarting task");
         self.worker.stop_tasks(std::slice::from_ref(id)).await;
         self.worker
-            .start_task(id.clone(), task_config, config, target, snapshot.task_config_generation(&id.connector))
-                        .await;
+            .start_task(
+                id.clone(),
+                task_config,
+                config,
+                target,
+                snapshot.task_config_generation(&id.connector),
+            )
+            .await;
         self.applied_task_configs
             .insert(id.clone(), task_config.clone());
     }
@@ -629,8 +667,14 @@ impl Herder {
                 tracing::info!(task = %id, "restarting task");
                 self.worker.stop_tasks(std::slice::from_ref(&id)).await;
                 self.worker
-                    .start_task(id.clone(), task_config, &config, target, snapshot.task_config_generation(&id.connector))
-                        .await;
+                    .start_task(
+                        id.clone(),
+                        task_config,
+                        &config,
+                        target,
+                        snapshot.task_config_generation(&id.connector),
+                    )
+                    .await;
                 self.applied_task_configs
                     .insert(id.clone(), task_config.clone());
             }

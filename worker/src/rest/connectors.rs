@@ -132,13 +132,17 @@ fn connector_info(h: &HerderHandle, name: &str) -> Option<ConnectorInfo> {
 /// `ConnectorStateInfo`; `trace` is omitted when empty, tasks are sorted by id.
 fn connector_state_info(h: &HerderHandle, name: &str) -> Option<Value> {
     let status = h.status_store.connector_status(name)?;
-    let config = h
-        .config_store
-        .snapshot()
-        .connector_config(name)
-        .cloned()
-        .unwrap_or_default();
-    let mut tasks = h.status_store.tasks_for(name);
+    let snapshot = h.config_store.snapshot();
+    let config = snapshot.connector_config(name).cloned().unwrap_or_default();
+    // Only tasks of the current task configs: statuses of removed tasks (a stopped connector,
+    // a lowered tasks.max) stay in the compacted topic but are no longer the connector's.
+    let current = snapshot.task_count(name).max(0);
+    let mut tasks: Vec<_> = h
+        .status_store
+        .tasks_for(name)
+        .into_iter()
+        .filter(|t| t.id.task < current)
+        .collect();
     tasks.sort_by_key(|t| t.id.task);
     let state = |state: ConnectorState, worker_id: &str, trace: &Option<String>| {
         let mut v = json!({"state": state.as_str(), "worker_id": worker_id});
