@@ -473,10 +473,8 @@ impl Writer {
                 return Ok(());
             }
             if !self.config.auto_evolve {
-                return Err(ConnectError::data(format!(
-                    "table {table} has no column {} and auto.evolve is false",
-                    missing[0].0
-                )));
+                // The rows naming unknown columns are reported one by one by the caller.
+                return Ok(());
             }
             for (n, t) in missing {
                 exec(format!(
