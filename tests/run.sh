@@ -11,12 +11,18 @@ cd "$root"
 started=()
 cleanup() {
   local s
+  declare -F cleanup_three_nodes >/dev/null && cleanup_three_nodes
   for s in "${started[@]}"; do "$root/deploy/$s.sh" down || true; done
 }
 trap cleanup EXIT
 
 # Reuse a service that is already running (a developer's); start and later stop one that is not.
 if ! "$root/deploy/kafka.sh" status | grep -q running; then started+=(kafka); fi
+# The broker-failure test starts a three-node cluster itself (deploy/kafka.sh up --nodes 3).
+three_nodes_before=$("$root/deploy/kafka.sh" status --nodes 3 | grep -c running || true)
+cleanup_three_nodes() {
+  [ "$three_nodes_before" = 0 ] && "$root/deploy/kafka.sh" down --nodes 3 >/dev/null 2>&1 || true
+}
 kafka_out=$("$root/deploy/kafka.sh" up)
 export "${kafka_out##*$'\n'}"
 

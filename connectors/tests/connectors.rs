@@ -164,7 +164,12 @@ async fn verifiable_requests_commit_every_transaction_records() {
     // Every 3 records, and at the last record (9) so no transaction is left open.
     assert_eq!(
         committed_at,
-        vec![Value::Int64(2), Value::Int64(5), Value::Int64(8), Value::Int64(9)]
+        vec![
+            Value::Int64(2),
+            Value::Int64(5),
+            Value::Int64(8),
+            Value::Int64(9)
+        ]
     );
 }
 

@@ -165,7 +165,12 @@ pub fn read_all(topics: &[&str], isolation: Isolation, timeout: Duration) -> Vec
 }
 
 /// [`read_all`] on the cluster at `bootstrap`.
-pub fn read_all_at(bootstrap: &str, topics: &[&str], isolation: Isolation, timeout: Duration) -> Vec<Record> {
+pub fn read_all_at(
+    bootstrap: &str,
+    topics: &[&str],
+    isolation: Isolation,
+    timeout: Duration,
+) -> Vec<Record> {
     let consumer: BaseConsumer = client_config_at(bootstrap)
         .set("group.id", crate::unique("reader"))
         .set("auto.offset.reset", "earliest")
@@ -176,12 +181,17 @@ pub fn read_all_at(bootstrap: &str, topics: &[&str], isolation: Isolation, timeo
     let mut ends = std::collections::BTreeMap::new();
     let mut tpl = rdkafka::TopicPartitionList::new();
     for t in topics {
-        let md = consumer.fetch_metadata(Some(t), Duration::from_secs(10)).expect("metadata");
+        let md = consumer
+            .fetch_metadata(Some(t), Duration::from_secs(10))
+            .expect("metadata");
         for topic in md.topics() {
             for p in topic.partitions() {
-                let (_, high) = consumer.fetch_watermarks(t, p.id(), Duration::from_secs(10)).expect("watermarks");
+                let (_, high) = consumer
+                    .fetch_watermarks(t, p.id(), Duration::from_secs(10))
+                    .expect("watermarks");
                 ends.insert((t.to_string(), p.id()), high);
-                tpl.add_partition_offset(t, p.id(), rdkafka::Offset::Beginning).unwrap();
+                tpl.add_partition_offset(t, p.id(), rdkafka::Offset::Beginning)
+                    .unwrap();
             }
         }
     }
@@ -203,7 +213,11 @@ pub fn read_all_at(bootstrap: &str, topics: &[&str], isolation: Isolation, timeo
         if done {
             return seen;
         }
-        assert!(Instant::now() < deadline, "timed out reading {topics:?} to the end ({isolation:?}); saw {}", seen.len());
+        assert!(
+            Instant::now() < deadline,
+            "timed out reading {topics:?} to the end ({isolation:?}); saw {}",
+            seen.len()
+        );
         match consumer.poll(Duration::from_millis(200)) {
             None => {}
             Some(Err(e)) => panic!("consumer error reading {topics:?}: {e}"),
@@ -220,10 +234,17 @@ pub fn read_all_at(bootstrap: &str, topics: &[&str], isolation: Isolation, timeo
 
 /// Creates a compacted topic (as Connect's internal topics are).
 pub async fn create_compacted_topic(name: &str, partitions: i32) {
-    let admin: AdminClient<DefaultClientContext> = client_config().create().expect("admin client config is valid");
-    let topic = NewTopic::new(name, partitions, TopicReplication::Fixed(1)).set("cleanup.policy", "compact");
+    let admin: AdminClient<DefaultClientContext> = client_config()
+        .create()
+        .expect("admin client config is valid");
+    let topic = NewTopic::new(name, partitions, TopicReplication::Fixed(1))
+        .set("cleanup.policy", "compact");
     let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
-    for r in admin.create_topics(&[topic], &opts).await.expect("create topic") {
+    for r in admin
+        .create_topics(&[topic], &opts)
+        .await
+        .expect("create topic")
+    {
         r.unwrap_or_else(|(t, e)| panic!("failed to create topic {t}: {e}"));
     }
 }

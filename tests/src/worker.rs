@@ -135,7 +135,11 @@ impl WorkerProc {
         std::fs::write(&props_path, text).unwrap();
         let log = spec.dir.join(format!("worker-{port}.log"));
         // Appended, so a restarted worker keeps its earlier log for the test to read.
-        let out = std::fs::OpenOptions::new().create(true).append(true).open(&log).unwrap();
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .unwrap();
         let child = Command::new(worker_binary())
             .arg(&props_path)
             .env("RUST_LOG", "info,rdkafka=warn")

@@ -18,17 +18,39 @@ fn eos_cluster(prefix: &str) -> ClusterSpec {
 }
 
 async fn create(w: &WorkerProc, name: &str, config: Value) {
-    let (status, body) = w.send("POST", "/connectors", Some(json!({"name": name, "config": config}))).await;
+    let (status, body) = w
+        .send(
+            "POST",
+            "/connectors",
+            Some(json!({"name": name, "config": config})),
+        )
+        .await;
     assert_eq!(status, 201, "create {name}: {body}");
 }
 
-async fn all_running(w: &WorkerProc, connector: &str, tasks: usize) -> Option<BTreeMap<i64, String>> {
-    let status = w.get(&format!("/connectors/{connector}/status")).await.ok()?;
+async fn all_running(
+    w: &WorkerProc,
+    connector: &str,
+    tasks: usize,
+) -> Option<BTreeMap<i64, String>> {
+    let status = w
+        .get(&format!("/connectors/{connector}/status"))
+        .await
+        .ok()?;
     let list = status["tasks"].as_array()?;
     if list.len() != tasks || list.iter().any(|t| t["state"] != "RUNNING") {
         return None;
     }
-    Some(list.iter().map(|t| (t["id"].as_i64().unwrap(), t["worker_id"].as_str().unwrap().to_owned())).collect())
+    Some(
+        list.iter()
+            .map(|t| {
+                (
+                    t["id"].as_i64().unwrap(),
+                    t["worker_id"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect(),
+    )
 }
 
 /// A tiny deterministic generator; the seed is printed so a failing run can be replayed.
@@ -36,7 +58,10 @@ struct Rng(u64);
 
 impl Rng {
     fn from_clock() -> Self {
-        let seed = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64;
+        let seed = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64;
         println!("random seed: {seed}");
         Rng(seed | 1)
     }
@@ -56,26 +81,60 @@ async fn assert_exactly_once_at(bootstrap: &str, topic: &str, tasks: i64, max: i
         let deadline = std::time::Instant::now() + Duration::from_secs(240);
         let records = loop {
             // Let any zombie's open transaction be aborted and any late duplicate land.
-            let records = kafka::read_all_at(&bootstrap, &[&topic], Isolation::ReadCommitted, Duration::from_secs(120));
+            let records = kafka::read_all_at(
+                &bootstrap,
+                &[&topic],
+                Isolation::ReadCommitted,
+                Duration::from_secs(120),
+            );
             if records.len() as i64 >= tasks * max || std::time::Instant::now() > deadline {
                 std::thread::sleep(Duration::from_secs(3));
-                break kafka::read_all_at(&bootstrap, &[&topic], Isolation::ReadCommitted, Duration::from_secs(120));
+                break kafka::read_all_at(
+                    &bootstrap,
+                    &[&topic],
+                    Isolation::ReadCommitted,
+                    Duration::from_secs(120),
+                );
             }
             std::thread::sleep(Duration::from_secs(2));
         };
         let mut counts: BTreeMap<(i64, i64), usize> = BTreeMap::new();
         for r in &records {
-            let task: i64 = r.key.as_deref().unwrap_or("").parse().expect("key is the task id");
-            let seqno: i64 = r.value.as_deref().unwrap_or("").parse().expect("value is the seqno");
+            let task: i64 = r
+                .key
+                .as_deref()
+                .unwrap_or("")
+                .parse()
+                .expect("key is the task id");
+            let seqno: i64 = r
+                .value
+                .as_deref()
+                .unwrap_or("")
+                .parse()
+                .expect("value is the seqno");
             *counts.entry((task, seqno)).or_insert(0) += 1;
         }
         let dups: Vec<_> = counts.iter().filter(|(_, n)| **n > 1).take(10).collect();
-        assert!(dups.is_empty(), "duplicates under read_committed: {dups:?} ({} records)", records.len());
+        assert!(
+            dups.is_empty(),
+            "duplicates under read_committed: {dups:?} ({} records)",
+            records.len()
+        );
         for t in 0..tasks {
-            let missing: Vec<i64> = (0..max).filter(|s| !counts.contains_key(&(t, *s))).take(10).collect();
-            assert!(missing.is_empty(), "task {t} has gaps, e.g. seqnos {missing:?}");
+            let missing: Vec<i64> = (0..max)
+                .filter(|s| !counts.contains_key(&(t, *s)))
+                .take(10)
+                .collect();
+            assert!(
+                missing.is_empty(),
+                "task {t} has gaps, e.g. seqnos {missing:?}"
+            );
         }
-        assert_eq!(records.len() as i64, tasks * max, "exactly one record per (task, seqno)");
+        assert_eq!(
+            records.len() as i64,
+            tasks * max,
+            "exactly one record per (task, seqno)"
+        );
         println!("{} records, each (task, seqno) exactly once", records.len());
         records.len()
     })
@@ -90,12 +149,24 @@ async fn assert_exactly_once(topic: &str, tasks: i64, max: i64) -> usize {
 /// `connect-worker verify` agrees.
 fn verify_cli(bootstrap: &str, topic: &str, tasks: usize) {
     let out = std::process::Command::new(worker_binary())
-        .args(["verify", "--bootstrap-servers", bootstrap, "--topic", topic, "--tasks", &tasks.to_string()])
+        .args([
+            "verify",
+            "--bootstrap-servers",
+            bootstrap,
+            "--topic",
+            topic,
+            "--tasks",
+            &tasks.to_string(),
+        ])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     println!("{stdout}");
-    assert!(out.status.success() && stdout.contains("EXACT"), "verify: {stdout} {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success() && stdout.contains("EXACT"),
+        "verify: {stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn verifiable(topic: &str, tasks: usize, max: i64, boundary: &str, throughput: u32) -> Value {
@@ -117,12 +188,24 @@ fn verifiable(topic: &str, tasks: usize, max: i64, boundary: &str, throughput: u
 /// six times. Exactly once under read_committed; read_uncommitted shows aborted data existed.
 async fn crash_run(boundary: &str) {
     let spec = eos_cluster("eos-crash");
-    let mut workers = vec![spec.start_worker().await, spec.start_worker().await, spec.start_worker().await];
+    let mut workers = vec![
+        spec.start_worker().await,
+        spec.start_worker().await,
+        spec.start_worker().await,
+    ];
     let topic = unique("eos-crash-data");
     kafka::create_topics(&[&topic], 3).await;
     let (tasks, max) = (3usize, 60_000i64);
-    create(&workers[0], "vs", verifiable(&topic, tasks, max, boundary, 1500)).await;
-    eventually(Duration::from_secs(90), "all tasks running", || all_running(&workers[0], "vs", tasks)).await;
+    create(
+        &workers[0],
+        "vs",
+        verifiable(&topic, tasks, max, boundary, 1500),
+    )
+    .await;
+    eventually(Duration::from_secs(90), "all tasks running", || {
+        all_running(&workers[0], "vs", tasks)
+    })
+    .await;
 
     let mut rng = Rng::from_clock();
     for round in 0..6 {
@@ -142,7 +225,10 @@ async fn crash_run(boundary: &str) {
     .await
     .unwrap();
     println!("read_uncommitted sees {uncommitted} records, read_committed {committed}");
-    assert!(uncommitted > committed, "aborted data existed: workers died mid-transaction");
+    assert!(
+        uncommitted > committed,
+        "aborted data existed: workers died mid-transaction"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -169,9 +255,15 @@ async fn a_paused_zombie_worker_is_fenced_and_adds_no_duplicates() {
     kafka::create_topics(&[&topic], 2).await;
     let (tasks, max) = (2usize, 5000i64);
     create(&w1, "vs", verifiable(&topic, tasks, max, "interval", 500)).await;
-    let owners = eventually(Duration::from_secs(90), "both tasks running, one per worker", || async {
-        all_running(&w1, "vs", tasks).await.filter(|o| o.values().collect::<std::collections::BTreeSet<_>>().len() == 2)
-    })
+    let owners = eventually(
+        Duration::from_secs(90),
+        "both tasks running, one per worker",
+        || async {
+            all_running(&w1, "vs", tasks)
+                .await
+                .filter(|o| o.values().collect::<std::collections::BTreeSet<_>>().len() == 2)
+        },
+    )
     .await;
     println!("owners before the freeze: {owners:?}");
 
@@ -180,15 +272,24 @@ async fn a_paused_zombie_worker_is_fenced_and_adds_no_duplicates() {
     tokio::time::sleep(Duration::from_secs(2)).await;
     w2.pause();
     let zombie = w2.worker_id();
-    eventually(Duration::from_secs(60), "the frozen worker's task runs on the other worker", || async {
-        all_running(&w1, "vs", tasks).await.filter(|o| o.values().all(|w| *w != zombie))
-    })
+    eventually(
+        Duration::from_secs(60),
+        "the frozen worker's task runs on the other worker",
+        || async {
+            all_running(&w1, "vs", tasks)
+                .await
+                .filter(|o| o.values().all(|w| *w != zombie))
+        },
+    )
     .await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     w2.resume();
     assert_exactly_once(&topic, tasks as i64, max).await;
     let log = w2.log_text().to_lowercase();
-    assert!(log.contains("fenced") || log.contains("fencing"), "the zombie's log shows it was fenced:\n{log}");
+    assert!(
+        log.contains("fenced") || log.contains("fencing"),
+        "the zombie's log shows it was fenced:\n{log}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -201,52 +302,108 @@ async fn lowering_and_raising_tasks_max_under_load_stays_exact() {
     let max = 8000i64;
     let mut config = verifiable(&topic, 4, max, "poll", 500);
     create(&w1, "vs", config.clone()).await;
-    eventually(Duration::from_secs(90), "4 tasks running", || all_running(&w1, "vs", 4)).await;
+    eventually(Duration::from_secs(90), "4 tasks running", || {
+        all_running(&w1, "vs", 4)
+    })
+    .await;
     tokio::time::sleep(Duration::from_secs(3)).await;
 
     config["tasks.max"] = json!("2");
-    let (status, body) = w2.send("PUT", "/connectors/vs/config", Some(config.clone())).await;
+    let (status, body) = w2
+        .send("PUT", "/connectors/vs/config", Some(config.clone()))
+        .await;
     assert_eq!(status, 200, "{body}");
-    eventually(Duration::from_secs(90), "2 tasks running", || all_running(&w1, "vs", 2)).await;
+    eventually(Duration::from_secs(90), "2 tasks running", || {
+        all_running(&w1, "vs", 2)
+    })
+    .await;
     tokio::time::sleep(Duration::from_secs(3)).await;
 
     config["tasks.max"] = json!("4");
     let (status, body) = w1.send("PUT", "/connectors/vs/config", Some(config)).await;
     assert_eq!(status, 200, "{body}");
-    eventually(Duration::from_secs(90), "4 tasks running again", || all_running(&w1, "vs", 4)).await;
+    eventually(Duration::from_secs(90), "4 tasks running again", || {
+        all_running(&w1, "vs", 4)
+    })
+    .await;
     assert_exactly_once(&topic, 4, max).await;
     let logs = w1.log_text() + &w2.log_text();
-    assert!(logs.contains("fencing zombie tasks of the previous generation"), "the removed tasks' ids were fenced");
-    assert!(logs.contains("vs-3"), "logs name the fenced transactional ids");
+    assert!(
+        logs.contains("fencing zombie tasks of the previous generation"),
+        "the removed tasks' ids were fenced"
+    );
+    assert!(
+        logs.contains("vs-3"),
+        "logs name the fenced transactional ids"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn rolling_disabled_preparing_enabled_and_back() {
     let disabled = ClusterSpec::new("eos-roll");
-    let preparing = disabled.clone().set("exactly.once.source.support", "preparing");
-    let enabled = disabled.clone().set("exactly.once.source.support", "enabled");
-    let mut workers = vec![disabled.start_worker().await, disabled.start_worker().await, disabled.start_worker().await];
+    let preparing = disabled
+        .clone()
+        .set("exactly.once.source.support", "preparing");
+    let enabled = disabled
+        .clone()
+        .set("exactly.once.source.support", "enabled");
+    let mut workers = vec![
+        disabled.start_worker().await,
+        disabled.start_worker().await,
+        disabled.start_worker().await,
+    ];
     let alo_topic = unique("eos-roll-alo");
     create(&workers[0], "alo", json!({"connector.class": VERIFIABLE, "tasks.max": "2", "topic": alo_topic, "throughput": "100"})).await;
-    eventually(Duration::from_secs(60), "at-least-once connector running", || all_running(&workers[0], "alo", 2)).await;
+    eventually(
+        Duration::from_secs(60),
+        "at-least-once connector running",
+        || all_running(&workers[0], "alo", 2),
+    )
+    .await;
 
     // `required` is refused while the workers are not enabled.
     let eos_topic = unique("eos-roll-exact");
     let mut eos = verifiable(&eos_topic, 2, 4000, "poll", 400);
-    let (status, body) = workers[1].send("POST", "/connectors", Some(json!({"name": "eos", "config": eos.clone()}))).await;
+    let (status, body) = workers[1]
+        .send(
+            "POST",
+            "/connectors",
+            Some(json!({"name": "eos", "config": eos.clone()})),
+        )
+        .await;
     assert_eq!(status, 400, "{body}");
-    assert!(body["message"].as_str().unwrap_or("").contains("This worker does not have exactly-once source support enabled."), "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("This worker does not have exactly-once source support enabled."),
+        "{body}"
+    );
 
     async fn roll(workers: &mut [WorkerProc], to: &ClusterSpec) {
         for i in 0..workers.len() {
-            assert!(workers[i].terminate().is_some_and(|s| s.success()), "clean SIGTERM");
+            assert!(
+                workers[i].terminate().is_some_and(|s| s.success()),
+                "clean SIGTERM"
+            );
             // The rest of the cluster keeps serving while one worker restarts.
             let other = &workers[(i + 1) % workers.len()];
-            assert!(other.get("/connectors").await.is_ok(), "another worker serves during the restart");
+            assert!(
+                other.get("/connectors").await.is_ok(),
+                "another worker serves during the restart"
+            );
             workers[i].restart_with(to).await;
-            eventually(Duration::from_secs(60), "the connector is running after the restart", || async {
-                workers[i].get("/connectors/alo/status").await.ok().filter(|s| s["connector"]["state"] == "RUNNING")
-            })
+            eventually(
+                Duration::from_secs(60),
+                "the connector is running after the restart",
+                || async {
+                    workers[i]
+                        .get("/connectors/alo/status")
+                        .await
+                        .ok()
+                        .filter(|s| s["connector"]["state"] == "RUNNING")
+                },
+            )
             .await;
         }
     }
@@ -256,26 +413,50 @@ async fn rolling_disabled_preparing_enabled_and_back() {
     eos["exactly.once.support"] = json!("requested");
     create(&workers[2], "eos", eos).await;
     assert_exactly_once(&eos_topic, 2, 4000).await;
-    eventually(Duration::from_secs(60), "both connectors run on the enabled cluster", || async {
-        all_running(&workers[0], "alo", 2).await?;
-        all_running(&workers[0], "eos", 2).await
-    })
+    eventually(
+        Duration::from_secs(60),
+        "both connectors run on the enabled cluster",
+        || async {
+            all_running(&workers[0], "alo", 2).await?;
+            all_running(&workers[0], "eos", 2).await
+        },
+    )
     .await;
 
     // And back: enabled -> preparing -> disabled keeps serving.
     roll(&mut workers, &preparing).await;
     roll(&mut workers, &disabled).await;
-    eventually(Duration::from_secs(60), "still running after rolling back", || all_running(&workers[0], "alo", 2)).await;
+    eventually(
+        Duration::from_secs(60),
+        "still running after rolling back",
+        || all_running(&workers[0], "alo", 2),
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_broker_dies_and_returns_during_the_run() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned();
     let kafka_sh = root.join("deploy/kafka.sh");
-    let out = std::process::Command::new(&kafka_sh).args(["up", "--nodes", "3"]).output().expect("kafka.sh up --nodes 3");
-    assert!(out.status.success(), "three-node cluster: {}", String::from_utf8_lossy(&out.stderr));
+    let out = std::process::Command::new(&kafka_sh)
+        .args(["up", "--nodes", "3"])
+        .output()
+        .expect("kafka.sh up --nodes 3");
+    assert!(
+        out.status.success(),
+        "three-node cluster: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let bootstrap = stdout.lines().last().unwrap().trim_start_matches("KAFKA_BOOTSTRAP_SERVERS=").to_owned();
+    let bootstrap = stdout
+        .lines()
+        .last()
+        .unwrap()
+        .trim_start_matches("KAFKA_BOOTSTRAP_SERVERS=")
+        .to_owned();
 
     let spec = eos_cluster("eos-broker")
         .set("bootstrap.servers", &bootstrap)
@@ -288,14 +469,27 @@ async fn a_broker_dies_and_returns_during_the_run() {
     kafka::create_topics_at(&bootstrap, &[&topic], 3, 3).await;
     let (tasks, max) = (2usize, 15_000i64);
     create(&w1, "vs", verifiable(&topic, tasks, max, "interval", 1000)).await;
-    eventually(Duration::from_secs(90), "tasks running", || all_running(&w1, "vs", tasks)).await;
+    eventually(Duration::from_secs(90), "tasks running", || {
+        all_running(&w1, "vs", tasks)
+    })
+    .await;
 
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let killed = std::process::Command::new(&kafka_sh).args(["kill-node", "2", "--nodes", "3"]).status().unwrap();
+    let killed = std::process::Command::new(&kafka_sh)
+        .args(["kill-node", "2", "--nodes", "3"])
+        .status()
+        .unwrap();
     assert!(killed.success());
     tokio::time::sleep(Duration::from_secs(8)).await;
-    let up = std::process::Command::new(&kafka_sh).args(["up", "--nodes", "3"]).output().unwrap();
-    assert!(up.status.success(), "broker restarted: {}", String::from_utf8_lossy(&up.stderr));
+    let up = std::process::Command::new(&kafka_sh)
+        .args(["up", "--nodes", "3"])
+        .output()
+        .unwrap();
+    assert!(
+        up.status.success(),
+        "broker restarted: {}",
+        String::from_utf8_lossy(&up.stderr)
+    );
 
     assert_exactly_once_at(&bootstrap, &topic, tasks as i64, max).await;
     verify_cli(&bootstrap, &topic, tasks);

@@ -34,7 +34,10 @@ pub struct Report {
 impl Report {
     pub fn is_exact(&self, expected_tasks: Option<usize>) -> bool {
         self.unparsable == 0
-            && self.tasks.values().all(|t| t.duplicates == 0 && t.gaps == 0)
+            && self
+                .tasks
+                .values()
+                .all(|t| t.duplicates == 0 && t.gaps == 0)
             && expected_tasks.is_none_or(|n| self.tasks.len() == n)
     }
 }
@@ -61,13 +64,16 @@ pub fn tally(pairs: impl IntoIterator<Item = Option<(i64, i64)>>) -> Report {
         let records: u64 = seqnos.values().sum();
         let distinct = seqnos.len() as u64;
         let max_seqno = seqnos.keys().next_back().copied().unwrap_or(-1);
-        report.tasks.insert(task, TaskCounts {
-            records,
-            distinct,
-            duplicates: records - distinct,
-            gaps: (max_seqno + 1).max(0) as u64 - distinct,
-            max_seqno,
-        });
+        report.tasks.insert(
+            task,
+            TaskCounts {
+                records,
+                distinct,
+                duplicates: records - distinct,
+                gaps: (max_seqno + 1).max(0) as u64 - distinct,
+                max_seqno,
+            },
+        );
     }
     report
 }
@@ -95,7 +101,8 @@ pub fn verify_topic(bootstrap: &str, topic: &str, timeout: Duration) -> Result<R
                 .fetch_watermarks(topic, p.id(), Duration::from_secs(10))
                 .map_err(|e| e.to_string())?;
             ends.insert(p.id(), high);
-            tpl.add_partition_offset(topic, p.id(), Offset::Beginning).map_err(|e| e.to_string())?;
+            tpl.add_partition_offset(topic, p.id(), Offset::Beginning)
+                .map_err(|e| e.to_string())?;
         }
     }
     consumer.assign(&tpl).map_err(|e| e.to_string())?;
@@ -111,7 +118,9 @@ pub fn verify_topic(bootstrap: &str, topic: &str, timeout: Duration) -> Result<R
             return Ok(tally(pairs));
         }
         if Instant::now() > deadline {
-            return Err(format!("timed out reading topic {topic} to its end (an open transaction?)"));
+            return Err(format!(
+                "timed out reading topic {topic} to its end (an open transaction?)"
+            ));
         }
         if let Some(m) = consumer.poll(Duration::from_millis(200)) {
             let m = m.map_err(|e| e.to_string())?;
@@ -126,8 +135,24 @@ mod tests {
 
     #[test]
     fn counts_gaps_and_duplicates() {
-        let r = tally([Some((0, 0)), Some((0, 1)), Some((0, 1)), Some((0, 3)), Some((1, 0)), None]);
-        assert_eq!(r.tasks[&0], TaskCounts { records: 4, distinct: 3, duplicates: 1, gaps: 1, max_seqno: 3 });
+        let r = tally([
+            Some((0, 0)),
+            Some((0, 1)),
+            Some((0, 1)),
+            Some((0, 3)),
+            Some((1, 0)),
+            None,
+        ]);
+        assert_eq!(
+            r.tasks[&0],
+            TaskCounts {
+                records: 4,
+                distinct: 3,
+                duplicates: 1,
+                gaps: 1,
+                max_seqno: 3
+            }
+        );
         assert_eq!(r.tasks[&1].duplicates + r.tasks[&1].gaps, 0);
         assert_eq!(r.unparsable, 1);
         assert!(!r.is_exact(None));
@@ -139,7 +164,10 @@ mod tests {
     #[test]
     fn numbers_with_and_without_envelopes() {
         assert_eq!(number(Some(b"42")), Some(42));
-        assert_eq!(number(Some(br#"{"schema":{"type":"int64"},"payload":7}"#)), Some(7));
+        assert_eq!(
+            number(Some(br#"{"schema":{"type":"int64"},"payload":7}"#)),
+            Some(7)
+        );
         assert_eq!(number(Some(b"x")), None);
         assert_eq!(number(None), None);
     }

@@ -20,7 +20,7 @@ use connect_tests::unique;
 use connect_tests::worker::{ClusterSpec, WorkerProc};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Message;
-use rdkafka::producer::{BaseRecord, Producer, ThreadedProducer, DefaultProducerContext};
+use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
 use serde_json::json;
 
 /// First and last broker timestamps of `n` committed records of `topic`.
@@ -47,8 +47,16 @@ fn span(topic: &str, n: usize) -> Duration {
     Duration::from_millis((last - first).max(1) as u64)
 }
 
-async fn worker_run(label: &str, mode: &str, boundary: Option<&str>, n: usize, batch: usize) -> f64 {
-    let spec = ClusterSpec::new("bench").set("exactly.once.source.support", mode).set("offset.flush.interval.ms", "1000");
+async fn worker_run(
+    label: &str,
+    mode: &str,
+    boundary: Option<&str>,
+    n: usize,
+    batch: usize,
+) -> f64 {
+    let spec = ClusterSpec::new("bench")
+        .set("exactly.once.source.support", mode)
+        .set("offset.flush.interval.ms", "1000");
     let w: WorkerProc = spec.start_worker().await;
     let topic = unique("bench-data");
     kafka::create_topics(&[&topic], 1).await;
@@ -62,12 +70,23 @@ async fn worker_run(label: &str, mode: &str, boundary: Option<&str>, n: usize, b
         config["transaction.boundary.interval.ms"] = json!("100");
         config["transaction.records"] = json!(batch.to_string());
     }
-    let (status, body) = w.send("POST", "/connectors", Some(json!({"name": "bench", "config": config}))).await;
+    let (status, body) = w
+        .send(
+            "POST",
+            "/connectors",
+            Some(json!({"name": "bench", "config": config})),
+        )
+        .await;
     assert_eq!(status, 201, "{body}");
     let t = topic.clone();
-    let took = tokio::task::spawn_blocking(move || span(&t, n)).await.unwrap();
+    let took = tokio::task::spawn_blocking(move || span(&t, n))
+        .await
+        .unwrap();
     let rate = n as f64 / took.as_secs_f64();
-    println!("{label:<18} {n:>8} records in {:>7.2}s  {rate:>10.0} records/s", took.as_secs_f64());
+    println!(
+        "{label:<18} {n:>8} records in {:>7.2}s  {rate:>10.0} records/s",
+        took.as_secs_f64()
+    );
     drop(w);
     rate
 }
@@ -90,18 +109,31 @@ fn bare_transactional(n: usize, batch: usize) -> f64 {
         p.begin_transaction().unwrap();
         for _ in 0..batch.min(n - seqno) {
             let v = seqno.to_string();
-            while p.send(BaseRecord::<str, str>::to(&topic).key("0").payload(&v)).is_err() {
+            while p
+                .send(BaseRecord::<str, str>::to(&topic).key("0").payload(&v))
+                .is_err()
+            {
                 p.poll(Duration::from_millis(1));
             }
             seqno += 1;
         }
         let off = format!("{{\"seqno\":{}}}", seqno - 1);
-        p.send(BaseRecord::<str, str>::to(&offsets).key(r#"["bench",{"id":0}]"#).payload(&off)).map_err(|(e, _)| e).unwrap();
+        p.send(
+            BaseRecord::<str, str>::to(&offsets)
+                .key(r#"["bench",{"id":0}]"#)
+                .payload(&off),
+        )
+        .map_err(|(e, _)| e)
+        .unwrap();
         p.commit_transaction(Duration::from_secs(30)).unwrap();
     }
     let took = start.elapsed();
     let rate = n as f64 / took.as_secs_f64();
-    println!("{:<18} {n:>8} records in {:>7.2}s  {rate:>10.0} records/s", "bare rdkafka txn", took.as_secs_f64());
+    println!(
+        "{:<18} {n:>8} records in {:>7.2}s  {rate:>10.0} records/s",
+        "bare rdkafka txn",
+        took.as_secs_f64()
+    );
     let _ = kafka::read_all(&[&topic], Isolation::ReadCommitted, Duration::from_secs(60));
     rate
 }
@@ -111,16 +143,32 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(200_000);
     let batch: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100);
-    println!("exactly-once source benchmark: {n} records, batch.size {batch}, one task, Kafka at {}", kafka::bootstrap_servers());
+    println!(
+        "exactly-once source benchmark: {n} records, batch.size {batch}, one task, Kafka at {}",
+        kafka::bootstrap_servers()
+    );
     let bare = bare_transactional(n, batch);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let alo = rt.block_on(worker_run("at-least-once", "disabled", None, n, batch));
     let mut rows = Vec::new();
     for b in ["poll", "interval", "connector"] {
-        rows.push((b, rt.block_on(worker_run(&format!("eos {b}"), "enabled", Some(b), n, batch))));
+        rows.push((
+            b,
+            rt.block_on(worker_run(
+                &format!("eos {b}"),
+                "enabled",
+                Some(b),
+                n,
+                batch,
+            )),
+        ));
     }
     println!();
     for (b, r) in rows {
-        println!("eos {b:<10} = {:.2}x at-least-once, {:.2}x bare rdkafka transactions", r / alo, r / bare);
+        println!(
+            "eos {b:<10} = {:.2}x at-least-once, {:.2}x bare rdkafka transactions",
+            r / alo,
+            r / bare
+        );
     }
 }

@@ -41,10 +41,9 @@ pub async fn fence_zombies(
     config: &WorkerConfig,
     connector: &str,
 ) -> Result<(), String> {
-    store
-        .refresh(Duration::from_secs(30))
-        .await
-        .map_err(|e| format!("Failed to read to end of config topic before performing zombie fencing: {e}"))?;
+    store.refresh(Duration::from_secs(30)).await.map_err(|e| {
+        format!("Failed to read to end of config topic before performing zombie fencing: {e}")
+    })?;
     let snapshot = store.snapshot();
     if !snapshot.contains(connector) {
         return Err(format!("Connector {connector} not found"));
@@ -60,19 +59,22 @@ pub async fn fence_zombies(
         Some(1) if count == 1 => {}
         Some(previous) => {
             let ids: Vec<String> = (0..previous.max(0))
-                .map(|t| task_transactional_id(&config.group_id, &ConnectorTaskId::new(connector, t)))
+                .map(|t| {
+                    task_transactional_id(&config.group_id, &ConnectorTaskId::new(connector, t))
+                })
                 .collect();
             tracing::info!(connector, transactional_ids = ?ids, "fencing zombie tasks of the previous generation");
             let bootstrap = config.bootstrap_servers.clone();
             let admin_overrides = config.with_prefix("admin.");
-            tokio::task::spawn_blocking(move || fence_transactional_ids(&bootstrap, &admin_overrides, &ids))
-                .await
-                .map_err(|e| e.to_string())?
-                .map_err(|e| format!("Failed to perform zombie fencing: {e}"))?;
-            store
-                .refresh(Duration::from_secs(30))
-                .await
-                .map_err(|e| format!("Failed to read to end of config topic after zombie fencing: {e}"))?;
+            tokio::task::spawn_blocking(move || {
+                fence_transactional_ids(&bootstrap, &admin_overrides, &ids)
+            })
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("Failed to perform zombie fencing: {e}"))?;
+            store.refresh(Duration::from_secs(30)).await.map_err(|e| {
+                format!("Failed to read to end of config topic after zombie fencing: {e}")
+            })?;
             if store.snapshot().task_config_generation(connector) != generation {
                 return Err("Fencing failed because new task configurations were generated for the connector".into());
             }
@@ -81,7 +83,9 @@ pub async fn fence_zombies(
     store
         .put_task_count_record(connector, count)
         .await
-        .map_err(|e| format!("Failed to perform zombie fencing: failed to write the task count record: {e}"))?;
+        .map_err(|e| {
+            format!("Failed to perform zombie fencing: failed to write the task count record: {e}")
+        })?;
     tracing::info!(connector, task_count = count, "wrote task count record");
     Ok(())
 }
@@ -98,9 +102,11 @@ fn fence_transactional_ids(
         for (k, v) in overrides {
             c.set(k, v);
         }
-        c.set("transactional.id", id).set("client.id", format!("connector-worker-fencer-{id}"));
+        c.set("transactional.id", id)
+            .set("client.id", format!("connector-worker-fencer-{id}"));
         let p: BaseProducer = c.create().map_err(|e| format!("{id}: {e}"))?;
-        p.init_transactions(FENCE_TIMEOUT).map_err(|e| format!("{id}: {e}"))?;
+        p.init_transactions(FENCE_TIMEOUT)
+            .map_err(|e| format!("{id}: {e}"))?;
     }
     Ok(())
 }

@@ -41,9 +41,18 @@ impl ExactlyOnceGate for HerderGate {
                     leader.trim_end_matches('/'),
                     crate::rest::encode_path(connector)
                 );
-                match crate::rest::client::send_internal(&self.handle, reqwest::Method::PUT, &url, Vec::new()).await {
+                match crate::rest::client::send_internal(
+                    &self.handle,
+                    reqwest::Method::PUT,
+                    &url,
+                    Vec::new(),
+                )
+                .await
+                {
                     Ok((status, _)) if status.is_success() => Ok(()),
-                    Ok((status, body)) => Err(format!("the leader at {leader} answered {status}: {body}")),
+                    Ok((status, body)) => {
+                        Err(format!("the leader at {leader} answered {status}: {body}"))
+                    }
                     Err(e) => Err(format!("failed to reach the leader at {leader}: {e}")),
                 }
             } else {
@@ -61,19 +70,36 @@ impl ExactlyOnceGate for HerderGate {
         }
     }
 
-    async fn still_current(&self, id: &ConnectorTaskId, generation: Option<i32>) -> Result<(), String> {
+    async fn still_current(
+        &self,
+        id: &ConnectorTaskId,
+        generation: Option<i32>,
+    ) -> Result<(), String> {
         self.handle
             .config_store
             .refresh(Duration::from_secs(30))
             .await
             .map_err(|e| format!("failed to read the config topic: {e}"))?;
-        if self.handle.config_store.snapshot().task_config_generation(&id.connector) != generation {
+        if self
+            .handle
+            .config_store
+            .snapshot()
+            .task_config_generation(&id.connector)
+            != generation
+        {
             return Err(format!(
                 "Cannot start source task {id} with exactly-once support as the connector has already generated a new set of task configs"
             ));
         }
-        if !self.owned_tasks.lock().unwrap_or_else(|p| p.into_inner()).contains(id) {
-            return Err(format!("Cannot start source task {id} as it has already been revoked from this worker"));
+        if !self
+            .owned_tasks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(id)
+        {
+            return Err(format!(
+                "Cannot start source task {id} as it has already been revoked from this worker"
+            ));
         }
         Ok(())
     }

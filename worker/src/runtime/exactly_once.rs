@@ -47,7 +47,9 @@ use tokio::time::Instant;
 
 use super::convert::RecordConverters;
 use super::source::{await_delivery, convert_record, partition_key, try_send};
-use super::{BackendOffsetReader, ConnectorTaskId, SourceOffsetBackend, TaskStatusListener, TokioTimer};
+use super::{
+    BackendOffsetReader, ConnectorTaskId, SourceOffsetBackend, TaskStatusListener, TokioTimer,
+};
 use crate::storage::ConnectorOffsetBackingStore;
 use crate::storage::offsets::offset_records;
 
@@ -66,7 +68,11 @@ pub trait ExactlyOnceGate: Send + Sync {
     async fn fence(&self, connector: &str) -> Result<(), String>;
     /// After `init_transactions`: the task is still assigned here and its connector has not
     /// generated new task configs since the task was scheduled (`generation`).
-    async fn still_current(&self, id: &ConnectorTaskId, generation: Option<i32>) -> Result<(), String>;
+    async fn still_current(
+        &self,
+        id: &ConnectorTaskId,
+        generation: Option<i32>,
+    ) -> Result<(), String>;
 }
 
 /// Everything the runner needs besides the task itself.
@@ -112,13 +118,19 @@ impl TransactionContext for ConnectorBoundaries {
         self.lock().commit_batch = true;
     }
     fn commit_transaction_at(&self, record: &SourceRecord) {
-        self.lock().commit_at.push((record.source_partition.clone(), record.source_offset.clone()));
+        self.lock().commit_at.push((
+            record.source_partition.clone(),
+            record.source_offset.clone(),
+        ));
     }
     fn abort_transaction(&self) {
         self.lock().abort_batch = true;
     }
     fn abort_transaction_at(&self, record: &SourceRecord) {
-        self.lock().abort_at.push((record.source_partition.clone(), record.source_offset.clone()));
+        self.lock().abort_at.push((
+            record.source_partition.clone(),
+            record.source_offset.clone(),
+        ));
     }
 }
 
@@ -141,8 +153,16 @@ const STATS_LOG_INTERVAL: Duration = Duration::from_secs(30);
 
 impl TransactionStats {
     fn log(&self, id: &ConnectorTaskId) {
-        let avg_records = if self.committed == 0 { 0.0 } else { self.records as f64 / self.committed as f64 };
-        let avg_ms = if self.committed == 0 { 0.0 } else { self.commit_time.as_secs_f64() * 1000.0 / self.committed as f64 };
+        let avg_records = if self.committed == 0 {
+            0.0
+        } else {
+            self.records as f64 / self.committed as f64
+        };
+        let avg_ms = if self.committed == 0 {
+            0.0
+        } else {
+            self.commit_time.as_secs_f64() * 1000.0 / self.committed as f64
+        };
         tracing::info!(
             task = %id,
             transactions_committed = self.committed,
@@ -173,7 +193,10 @@ struct Runner {
 
 /// Runs an exactly-once source task until cancelled or failed; always ends with the task
 /// stopped and its status reported.
-pub async fn run_exactly_once_source_task(run: ExactlyOnceSourceTaskRun, task: Box<dyn SourceTask>) {
+pub async fn run_exactly_once_source_task(
+    run: ExactlyOnceSourceTaskRun,
+    task: Box<dyn SourceTask>,
+) {
     let id = run.id.clone();
     let status = run.status.clone();
     let mut task = task;
@@ -215,29 +238,46 @@ pub async fn run_exactly_once_source_task(run: ExactlyOnceSourceTaskRun, task: B
 
 /// Fencing, the transactional producer and the post-producer check.
 async fn prepare(run: &ExactlyOnceSourceTaskRun) -> Result<(FutureProducer, String), ConnectError> {
-    run.gate
-        .fence(&run.id.connector)
-        .await
-        .map_err(|e| ConnectError::fatal(format!("failed to perform zombie fencing for task {}: {e}", run.id)))?;
+    run.gate.fence(&run.id.connector).await.map_err(|e| {
+        ConnectError::fatal(format!(
+            "failed to perform zombie fencing for task {}: {e}",
+            run.id
+        ))
+    })?;
     if run.cancel.is_cancelled() {
-        return Err(ConnectError::fatal(format!("task {} was stopped before it started", run.id)));
+        return Err(ConnectError::fatal(format!(
+            "task {} was stopped before it started",
+            run.id
+        )));
     }
-    let producer: FutureProducer = run
-        .producer_config
-        .create()
-        .map_err(|e| ConnectError::fatal(format!("failed to create the transactional producer of task {}: {e}", run.id)))?;
+    let producer: FutureProducer = run.producer_config.create().map_err(|e| {
+        ConnectError::fatal(format!(
+            "failed to create the transactional producer of task {}: {e}",
+            run.id
+        ))
+    })?;
     let p = producer.clone();
     tokio::task::spawn_blocking(move || p.init_transactions(TRANSACTION_TIMEOUT))
         .await
         .map_err(|e| ConnectError::fatal(e.to_string()))?
-        .map_err(|e| ConnectError::fatal(format!("failed to initialize transactions for task {}: {e}", run.id)))?;
-    run.gate.still_current(&run.id, run.generation).await.map_err(ConnectError::fatal)?;
+        .map_err(|e| {
+            ConnectError::fatal(format!(
+                "failed to initialize transactions for task {}: {e}",
+                run.id
+            ))
+        })?;
+    run.gate
+        .still_current(&run.id, run.generation)
+        .await
+        .map_err(ConnectError::fatal)?;
     let offsets_topic = run.offsets.primary().topic().to_owned();
     run.offsets
         .primary()
         .read_to_end(TRANSACTION_TIMEOUT)
         .await
-        .map_err(|e| ConnectError::fatal(format!("failed to read offsets for task {}: {e}", run.id)))?;
+        .map_err(|e| {
+            ConnectError::fatal(format!("failed to read offsets for task {}: {e}", run.id))
+        })?;
     Ok((producer, offsets_topic))
 }
 
@@ -265,7 +305,11 @@ impl Runner {
         self.run.status.on_running(&self.run.id);
         tracing::info!(task = %self.run.id, boundary = ?boundary, "exactly-once source task started");
 
-        let interval = self.run.connector_config.transaction_boundary_interval.unwrap_or(self.run.offset_flush_interval);
+        let interval = self
+            .run
+            .connector_config
+            .transaction_boundary_interval
+            .unwrap_or(self.run.offset_flush_interval);
         let mut next_commit = Instant::now() + interval;
         let mut backoff = Duration::from_millis(100);
         while !self.run.cancel.is_cancelled() {
@@ -329,10 +373,15 @@ impl Runner {
     async fn apply_batch_requests(&mut self) -> Result<(), ConnectError> {
         let (commit, abort) = {
             let mut r = self.boundaries.lock();
-            (std::mem::take(&mut r.commit_batch), std::mem::take(&mut r.abort_batch))
+            (
+                std::mem::take(&mut r.commit_batch),
+                std::mem::take(&mut r.abort_batch),
+            )
         };
         match (commit, abort) {
-            (true, true) => Err(ConnectError::fatal("Connector requested both commit and abort of same transaction")),
+            (true, true) => Err(ConnectError::fatal(
+                "Connector requested both commit and abort of same transaction",
+            )),
             (true, false) => self.commit().await,
             (false, true) => self.abort().await,
             (false, false) => Ok(()),
@@ -341,16 +390,24 @@ impl Runner {
 
     fn begin(&mut self) -> Result<(), ConnectError> {
         if !self.transaction_open {
-            self.producer.begin_transaction().map_err(|e| fail(&self.run.id, "failed to begin a transaction", e))?;
+            self.producer
+                .begin_transaction()
+                .map_err(|e| fail(&self.run.id, "failed to begin a transaction", e))?;
             self.transaction_open = true;
         }
         Ok(())
     }
 
     async fn send_batch(&mut self, batch: Vec<SourceRecord>) -> Result<(), ConnectError> {
-        let connector_boundaries = self.run.connector_config.transaction_boundary == TransactionBoundary::Connector;
+        let connector_boundaries =
+            self.run.connector_config.transaction_boundary == TransactionBoundary::Connector;
         for record in batch {
-            let converted = convert_record(&self.run.converters, &self.run.connector_config.common, &self.run.id, &record)?;
+            let converted = convert_record(
+                &self.run.converters,
+                &self.run.connector_config.common,
+                &self.run.id,
+                &record,
+            )?;
             let delivery = match converted {
                 None => None,
                 Some(pr) => {
@@ -368,8 +425,12 @@ impl Runner {
                     }
                 }
             };
-            let key = (record.source_partition.clone(), record.source_offset.clone());
-            self.staged.insert(partition_key(&record.source_partition), key.clone());
+            let key = (
+                record.source_partition.clone(),
+                record.source_offset.clone(),
+            );
+            self.staged
+                .insert(partition_key(&record.source_partition), key.clone());
             self.in_transaction.push_back(Sent { record, delivery });
             if connector_boundaries {
                 let (commit, abort) = {
@@ -403,18 +464,30 @@ impl Runner {
         let records = offset_records(&self.run.id.connector, &entries)
             .map_err(|e| fail(&self.run.id, "failed to serialize offsets", e))?;
         for (key, value) in &records {
-            let mut r: FutureRecord<'_, [u8], [u8]> = FutureRecord::to(&self.offsets_topic).key(key.as_slice());
+            let mut r: FutureRecord<'_, [u8], [u8]> =
+                FutureRecord::to(&self.offsets_topic).key(key.as_slice());
             if let Some(v) = value {
                 r = r.payload(v.as_slice());
             }
             loop {
                 match self.producer.send_result(r) {
                     Ok(_) => break,
-                    Err((rdkafka::error::KafkaError::MessageProduction(rdkafka::types::RDKafkaErrorCode::QueueFull), back)) => {
+                    Err((
+                        rdkafka::error::KafkaError::MessageProduction(
+                            rdkafka::types::RDKafkaErrorCode::QueueFull,
+                        ),
+                        back,
+                    )) => {
                         r = back;
                         tokio::time::sleep(Duration::from_millis(10)).await;
                     }
-                    Err((e, _)) => return Err(fail(&self.run.id, "Failed to flush offsets and/or records", e)),
+                    Err((e, _)) => {
+                        return Err(fail(
+                            &self.run.id,
+                            "Failed to flush offsets and/or records",
+                            e,
+                        ));
+                    }
                 }
             }
         }
@@ -473,7 +546,10 @@ impl Runner {
     }
 }
 
-fn take_match(list: &mut Vec<(SourcePartition, Option<SourceOffset>)>, key: &(SourcePartition, Option<SourceOffset>)) -> bool {
+fn take_match(
+    list: &mut Vec<(SourcePartition, Option<SourceOffset>)>,
+    key: &(SourcePartition, Option<SourceOffset>),
+) -> bool {
     match list.iter().position(|k| k == key) {
         Some(i) => {
             list.remove(i);

@@ -16,11 +16,11 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::connector::{ConnectorHandle, ConnectorRequest, ConnectorStatusListener};
+use super::convert::RecordConverters;
+use super::errors::{DeadLetterQueue, ErrorHandler, StageClasses};
 use super::exactly_once::{
     ExactlyOnceGate, ExactlyOnceSourceTaskRun, run_exactly_once_source_task, task_transactional_id,
 };
-use super::convert::RecordConverters;
-use super::errors::{DeadLetterQueue, ErrorHandler, StageClasses};
 use super::sink::{SinkTaskRun, run_sink_task};
 use super::source::{SourceTaskRun, run_source_task};
 use super::{ConnectorTaskId, SourceOffsetBackend, TaskStatusListener};
@@ -152,7 +152,9 @@ impl Worker {
         requests: mpsc::UnboundedSender<ConnectorRequest>,
     ) -> Self {
         Worker {
-            offsets: Arc::new(ConnectorOffsetBackingStore::worker_only(global_offsets.clone())),
+            offsets: Arc::new(ConnectorOffsetBackingStore::worker_only(
+                global_offsets.clone(),
+            )),
             global_offsets,
             exactly_once: None,
             connector_offset_stores: BTreeMap::new(),
@@ -181,7 +183,9 @@ impl Worker {
             .clone()
             .filter(|t| *t != self.config.offset_storage_topic)
         else {
-            return Ok(Arc::new(ConnectorOffsetBackingStore::worker_only(self.global_offsets.clone())));
+            return Ok(Arc::new(ConnectorOffsetBackingStore::worker_only(
+                self.global_offsets.clone(),
+            )));
         };
         let store = match self.connector_offset_stores.get(&topic) {
             Some(s) => s.clone(),
@@ -197,7 +201,9 @@ impl Worker {
                     read_committed: self.exactly_once.is_some(),
                 })
                 .await
-                .map_err(|e| ConnectError::fatal(format!("failed to open offsets topic {topic}: {e}")))?;
+                .map_err(|e| {
+                    ConnectError::fatal(format!("failed to open offsets topic {topic}: {e}"))
+                })?;
                 let store = Arc::new(store);
                 self.connector_offset_stores.insert(topic, store.clone());
                 store
@@ -311,7 +317,10 @@ impl Worker {
         if self.tasks.contains_key(&id) {
             return;
         }
-        match self.build_task(&id, task_config, connector_config, target, generation).await {
+        match self
+            .build_task(&id, task_config, connector_config, target, generation)
+            .await
+        {
             Ok(running) => {
                 self.tasks.insert(id, running);
             }
@@ -344,9 +353,10 @@ impl Worker {
                 let offsets = self.connector_offsets(&cc).await?;
                 let mut producer_config = self.producer_config(id, connector_config);
                 // Forced, whatever the overrides said (Connect warns and overwrites too).
-                producer_config
-                    .set("enable.idempotence", "true")
-                    .set("transactional.id", task_transactional_id(&self.config.group_id, id));
+                producer_config.set("enable.idempotence", "true").set(
+                    "transactional.id",
+                    task_transactional_id(&self.config.group_id, id),
+                );
                 let run = ExactlyOnceSourceTaskRun {
                     id: id.clone(),
                     task_config: task_config.clone(),
@@ -389,15 +399,20 @@ impl Worker {
             TaskInstance::Sink(task) => {
                 let cc = SinkConnectorConfig::parse(connector_config)?;
                 let converters = RecordConverters::for_connector(&self.config, &cc.common)?;
-                let dlq = DeadLetterQueue::for_sink(
-                    id,
-                    &cc,
-                    self.producer_config(id, connector_config),
-                )
-                .await?;
+                let dlq =
+                    DeadLetterQueue::for_sink(id, &cc, self.producer_config(id, connector_config))
+                        .await?;
                 let classes = StageClasses {
-                    key_converter: cc.common.key_converter.clone().unwrap_or_else(|| self.config.key_converter.clone()),
-                    value_converter: cc.common.value_converter.clone().unwrap_or_else(|| self.config.value_converter.clone()),
+                    key_converter: cc
+                        .common
+                        .key_converter
+                        .clone()
+                        .unwrap_or_else(|| self.config.key_converter.clone()),
+                    value_converter: cc
+                        .common
+                        .value_converter
+                        .clone()
+                        .unwrap_or_else(|| self.config.value_converter.clone()),
                     header_converter: cc.common.header_converter.clone(),
                     task: task_class.clone(),
                 };
