@@ -23,6 +23,8 @@
 //! Fencing or the privileged write failing is reported to the caller (the task then fails).
 //! New task configs committed during a round fail it with Connect's 409 message.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use rdkafka::ClientConfig;
@@ -35,12 +37,28 @@ use crate::storage::ConfigBackingStore;
 
 const FENCE_TIMEOUT: Duration = Duration::from_secs(90);
 
-/// Runs one fencing round for `connector` on the leader.
+/// One round at a time per connector. Every caller re-checks "pending" under the lock, so a
+/// round that finished writes the record and later callers find nothing to do: a second
+/// round would otherwise fence tasks of the new generation that already started.
+fn connector_lock(connector: &str) -> Arc<tokio::sync::Mutex<()>> {
+    static LOCKS: OnceLock<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>> = OnceLock::new();
+    LOCKS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .entry(connector.to_owned())
+        .or_default()
+        .clone()
+}
+
+/// Runs one fencing round for `connector` on the leader (or finds it already done).
 pub async fn fence_zombies(
     store: &ConfigBackingStore,
     config: &WorkerConfig,
     connector: &str,
 ) -> Result<(), String> {
+    let lock = connector_lock(connector);
+    let _round = lock.lock().await;
     store.refresh(Duration::from_secs(30)).await.map_err(|e| {
         format!("Failed to read to end of config topic before performing zombie fencing: {e}")
     })?;

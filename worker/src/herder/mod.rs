@@ -82,7 +82,9 @@ pub struct Herder {
     assigned: bool,
     /// The configs running work was started with, to notice changes.
     applied_connector_configs: BTreeMap<String, ConfigMap>,
-    applied_task_configs: BTreeMap<ConnectorTaskId, ConfigMap>,
+    /// With the connector's task-config generation: a new generation restarts every task of
+    /// the connector (as Connect does), which exactly-once fencing relies on.
+    applied_task_configs: BTreeMap<ConnectorTaskId, (ConfigMap, Option<i32>)>,
     /// Connectors whose task configs must be (re)generated.
     needs_task_configs: BTreeSet<String>,
     rejoin_at: Option<Instant>,
@@ -452,36 +454,18 @@ impl Herder {
             ) else {
                 continue;
             };
-            let target = snapshot.target_state(&id.connector).unwrap_or_default();
+            let generation = snapshot.task_config_generation(&id.connector);
             match self.applied_task_configs.get(&id) {
-                Some(applied) if applied == task_config => {}
+                Some((applied, g)) if applied == task_config && *g == generation => {}
                 Some(_) => {
-                    tracing::info!(task = %id, "task config changed; restarting the task");
+                    tracing::info!(task = %id, "new task configs for the connector; restarting the task");
                     self.worker.stop_tasks(std::slice::from_ref(&id)).await;
-                    self.worker
-                        .start_task(
-                            id.clone(),
-                            task_config,
-                            conn_config,
-                            target,
-                            snapshot.task_config_generation(&id.connector),
-                        )
+                    self.start_task(&id, task_config, conn_config, &snapshot)
                         .await;
-                    self.applied_task_configs
-                        .insert(id.clone(), task_config.clone());
                 }
                 None => {
-                    self.worker
-                        .start_task(
-                            id.clone(),
-                            task_config,
-                            conn_config,
-                            target,
-                            snapshot.task_config_generation(&id.connector),
-                        )
-                        .await;
-                    self.applied_task_configs
-                        .insert(id.clone(), task_config.clone());
+                    self.start_task(&id, task_config, conn_config, &snapshot)
+                        .await
                 }
             }
         }
@@ -610,20 +594,32 @@ impl Herder {
         ) else {
             return;
         };
-        let target = snapshot.target_state(&id.connector).unwrap_or_default();
         tracing::info!(task = %id, "restarting task");
         self.worker.stop_tasks(std::slice::from_ref(id)).await;
+        self.start_task(id, task_config, config, &snapshot).await;
+    }
+
+    /// Starts a task with its committed config under the connector's current generation.
+    async fn start_task(
+        &mut self,
+        id: &ConnectorTaskId,
+        task_config: &ConfigMap,
+        connector_config: &ConfigMap,
+        snapshot: &ClusterConfigState,
+    ) {
+        let target = snapshot.target_state(&id.connector).unwrap_or_default();
+        let generation = snapshot.task_config_generation(&id.connector);
         self.worker
             .start_task(
                 id.clone(),
                 task_config,
-                config,
+                connector_config,
                 target,
-                snapshot.task_config_generation(&id.connector),
+                generation,
             )
             .await;
         self.applied_task_configs
-            .insert(id.clone(), task_config.clone());
+            .insert(id.clone(), (task_config.clone(), generation));
     }
 
     /// Applies a restart request to the work owned here.
@@ -666,17 +662,7 @@ impl Herder {
                 };
                 tracing::info!(task = %id, "restarting task");
                 self.worker.stop_tasks(std::slice::from_ref(&id)).await;
-                self.worker
-                    .start_task(
-                        id.clone(),
-                        task_config,
-                        &config,
-                        target,
-                        snapshot.task_config_generation(&id.connector),
-                    )
-                    .await;
-                self.applied_task_configs
-                    .insert(id.clone(), task_config.clone());
+                self.start_task(&id, task_config, &config, &snapshot).await;
             }
         }
     }

@@ -201,6 +201,8 @@ pub async fn run_exactly_once_source_task(
     let status = run.status.clone();
     let mut task = task;
     let outcome = match prepare(&run).await {
+        // Stopped (rebalance, shutdown) while waiting for fencing: a clean stop, not a failure.
+        Err(_) if run.cancel.is_cancelled() => Ok(()),
         Err(e) => Err(e),
         Ok((producer, offsets_topic)) => {
             let mut runner = Runner {
@@ -238,7 +240,12 @@ pub async fn run_exactly_once_source_task(
 
 /// Fencing, the transactional producer and the post-producer check.
 async fn prepare(run: &ExactlyOnceSourceTaskRun) -> Result<(FutureProducer, String), ConnectError> {
-    run.gate.fence(&run.id.connector).await.map_err(|e| {
+    // A stop must not wait for the fencing retries (the herder awaits the task's end).
+    let fenced = tokio::select! {
+        r = run.gate.fence(&run.id.connector) => r,
+        _ = run.cancel.cancelled() => Err("the task was stopped".to_owned()),
+    };
+    fenced.map_err(|e| {
         ConnectError::fatal(format!(
             "failed to perform zombie fencing for task {}: {e}",
             run.id
