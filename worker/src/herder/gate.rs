@@ -14,8 +14,8 @@ use super::fencing::fence_zombies;
 use crate::runtime::ConnectorTaskId;
 use crate::runtime::exactly_once::ExactlyOnceGate;
 
-/// How long a task start may wait for a leader and a successful fencing round.
-const FENCE_DEADLINE: Duration = Duration::from_secs(60);
+/// After this long without a successful round, retries are logged as warnings.
+const FENCE_PATIENCE: Duration = Duration::from_secs(30);
 
 pub struct HerderGate {
     pub handle: HerderHandle,
@@ -25,8 +25,11 @@ pub struct HerderGate {
 
 #[async_trait]
 impl ExactlyOnceGate for HerderGate {
+    /// Retries until a round succeeds: a rebalance or a broker failure in progress must not
+    /// leave exactly-once tasks FAILED (Java's KAFKA-15059). The runner stops waiting when the
+    /// task is stopped.
     async fn fence(&self, connector: &str) -> Result<(), String> {
-        let deadline = Instant::now() + FENCE_DEADLINE;
+        let started = Instant::now();
         let mut backoff = Duration::from_millis(250);
         loop {
             let (is_leader, leader_url) = {
@@ -60,13 +63,15 @@ impl ExactlyOnceGate for HerderGate {
             };
             match attempt {
                 Ok(()) => return Ok(()),
-                Err(e) if Instant::now() < deadline => {
-                    tracing::warn!(connector, error = %e, backoff = ?backoff, "zombie fencing not done yet; retrying");
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_secs(5));
+                Err(e) if started.elapsed() < FENCE_PATIENCE => {
+                    tracing::info!(connector, error = %e, backoff = ?backoff, "zombie fencing not done yet; retrying");
                 }
-                Err(e) => return Err(e),
+                Err(e) => {
+                    tracing::warn!(connector, error = %e, waited = ?started.elapsed(), "zombie fencing still failing; retrying");
+                }
             }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_secs(5));
         }
     }
 

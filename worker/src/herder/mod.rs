@@ -489,6 +489,14 @@ impl Herder {
         if !self.view.read().await.is_leader {
             return;
         }
+        // A failed transactional write (e.g. a broker died mid-commit) drops the writer and
+        // leaves its transaction open, which stalls read_committed readers of the config topic
+        // until it is aborted: claiming again (init_transactions) aborts it at once.
+        if self.config.exactly_once_source_support != ExactlyOnceSourceSupport::Disabled
+            && !self.config_store.has_write_privileges().await
+        {
+            self.needs_write_privileges = true;
+        }
         if self.needs_write_privileges {
             match self.config_store.claim_write_privileges().await {
                 Ok(()) => {

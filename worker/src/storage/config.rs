@@ -239,6 +239,12 @@ impl ConfigBackingStore {
         .await
     }
 
+    /// Whether privileged writes can be made now (a failed transactional write drops the writer;
+    /// the leader must claim it again, which also aborts the failed write's open transaction).
+    pub async fn has_write_privileges(&self) -> bool {
+        self.writer.lock().await.is_some()
+    }
+
     /// Makes this worker the privileged writer. With transactional writes this creates the
     /// transactional producer and fences the previous leader's; otherwise it is a no-op.
     pub async fn claim_write_privileges(&self) -> Result<(), StorageError> {
