@@ -35,7 +35,7 @@ echo "tests/run.sh: KAFKA_BOOTSTRAP_SERVERS=$KAFKA_BOOTSTRAP_SERVERS DATABASE_UR
 if [ "${CI:-}" = true ]; then
   cargo fmt --all -- --check
 fi
-cargo test --workspace "$@"
+cargo test --workspace --no-fail-fast "$@"
 
 # The REST API against real clients: a Kafka Connect client from PyPI (kafka-connect-py) and a
 # bounded schemathesis run against openapi.yaml, both against one worker started here.
