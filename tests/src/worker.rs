@@ -301,3 +301,36 @@ where
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
+
+/// Creates a connector through `w`'s REST API and asserts Connect's 201.
+pub async fn create_connector(w: &WorkerProc, name: &str, config: Value) {
+    let (status, body) = w
+        .send(
+            "POST",
+            "/connectors",
+            Some(serde_json::json!({"name": name, "config": config})),
+        )
+        .await;
+    assert_eq!(status, 201, "create {name}: {body}");
+}
+
+/// task id -> worker id, once every task of `connector` is RUNNING and there are `tasks`.
+pub async fn running_tasks(
+    w: &WorkerProc,
+    connector: &str,
+    tasks: usize,
+) -> Option<BTreeMap<i64, String>> {
+    let status = w
+        .get(&format!("/connectors/{connector}/status"))
+        .await
+        .ok()?;
+    let list = status["tasks"].as_array()?;
+    if list.len() != tasks || list.iter().any(|t| t["state"] != "RUNNING") {
+        return None;
+    }
+    Some(
+        list.iter()
+            .map(|t| Some((t["id"].as_i64()?, t["worker_id"].as_str()?.to_owned())))
+            .collect::<Option<_>>()?,
+    )
+}

@@ -7,36 +7,10 @@ use std::time::Duration;
 
 use connect_tests::kafka::{self, Isolation};
 use connect_tests::unique;
-use connect_tests::worker::{ClusterSpec, WorkerProc, eventually};
-use serde_json::{Value, json};
+use connect_tests::worker::{ClusterSpec, create_connector as create, eventually, running_tasks};
+use serde_json::json;
 
 const VERIFIABLE: &str = "org.apache.kafka.connect.tools.VerifiableSourceConnector";
-
-/// task id -> worker id, once every task of `connector` is RUNNING (and there are `tasks`).
-async fn running_tasks(
-    w: &WorkerProc,
-    connector: &str,
-    tasks: usize,
-) -> Option<BTreeMap<i64, String>> {
-    let status = w
-        .get(&format!("/connectors/{connector}/status"))
-        .await
-        .ok()?;
-    let list = status["tasks"].as_array()?;
-    if list.len() != tasks || list.iter().any(|t| t["state"] != "RUNNING") {
-        return None;
-    }
-    Some(
-        list.iter()
-            .map(|t| {
-                (
-                    t["id"].as_i64().unwrap(),
-                    t["worker_id"].as_str().unwrap().to_owned(),
-                )
-            })
-            .collect(),
-    )
-}
 
 fn counts(owners: &BTreeMap<i64, String>) -> BTreeMap<String, usize> {
     let mut c = BTreeMap::new();
@@ -44,17 +18,6 @@ fn counts(owners: &BTreeMap<i64, String>) -> BTreeMap<String, usize> {
         *c.entry(w.clone()).or_insert(0) += 1;
     }
     c
-}
-
-async fn create(w: &WorkerProc, name: &str, config: Value) {
-    let (status, body) = w
-        .send(
-            "POST",
-            "/connectors",
-            Some(json!({"name": name, "config": config})),
-        )
-        .await;
-    assert_eq!(status, 201, "create {name}: {body}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

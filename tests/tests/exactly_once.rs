@@ -8,49 +8,16 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use connect_tests::kafka::{self, Isolation};
 use connect_tests::unique;
-use connect_tests::worker::{ClusterSpec, WorkerProc, eventually, worker_binary};
+use connect_tests::worker::{
+    ClusterSpec, WorkerProc, create_connector as create, eventually, running_tasks as all_running,
+    worker_binary,
+};
 use serde_json::{Value, json};
 
 const VERIFIABLE: &str = "org.apache.kafka.connect.tools.VerifiableSourceConnector";
 
 fn eos_cluster(prefix: &str) -> ClusterSpec {
     ClusterSpec::new(prefix).set("exactly.once.source.support", "enabled")
-}
-
-async fn create(w: &WorkerProc, name: &str, config: Value) {
-    let (status, body) = w
-        .send(
-            "POST",
-            "/connectors",
-            Some(json!({"name": name, "config": config})),
-        )
-        .await;
-    assert_eq!(status, 201, "create {name}: {body}");
-}
-
-async fn all_running(
-    w: &WorkerProc,
-    connector: &str,
-    tasks: usize,
-) -> Option<BTreeMap<i64, String>> {
-    let status = w
-        .get(&format!("/connectors/{connector}/status"))
-        .await
-        .ok()?;
-    let list = status["tasks"].as_array()?;
-    if list.len() != tasks || list.iter().any(|t| t["state"] != "RUNNING") {
-        return None;
-    }
-    Some(
-        list.iter()
-            .map(|t| {
-                (
-                    t["id"].as_i64().unwrap(),
-                    t["worker_id"].as_str().unwrap().to_owned(),
-                )
-            })
-            .collect(),
-    )
 }
 
 /// A tiny deterministic generator; the seed is printed so a failing run can be replayed.
