@@ -192,10 +192,17 @@ async fn crash_run(boundary: &str) {
     .await
     .unwrap();
     println!("read_uncommitted sees {uncommitted} records, read_committed {committed}");
-    assert!(
-        uncommitted > committed,
-        "aborted data existed: workers died mid-transaction"
-    );
+    assert!(uncommitted >= committed);
+    // With interval boundaries a transaction is open nearly all the time, so the kills always
+    // leave aborted records behind: proof the failures hit open transactions. With poll and
+    // connector boundaries transactions are open only briefly and six random kills may miss
+    // them all, so there the count is reported, not required.
+    if boundary == "interval" {
+        assert!(
+            uncommitted > committed,
+            "aborted data existed: workers died mid-transaction"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
