@@ -158,10 +158,25 @@ async fn offsets_with_data_sink_writes_each_record_once_despite_crashes_and_rewi
         }
     }
     w2.restart().await;
-    eventually(Duration::from_secs(120), "N rows", || async {
-        (count(&table).await == N).then_some(())
+    let seen = std::sync::atomic::AtomicI64::new(0);
+    let waited = tokio::time::timeout(Duration::from_secs(120), async {
+        loop {
+            let c = count(&table).await;
+            seen.store(c, std::sync::atomic::Ordering::Relaxed);
+            if c >= N {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
     })
     .await;
+    let rows = seen.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        waited.is_ok(),
+        "after 120 s the table has {rows} of {N} rows; logs:\n{}\n{}",
+        w1.log_text(),
+        w2.log_text()
+    );
 
     // Rewind the group behind the database: delete the connector and its group offsets, then
     // recreate it; the task must seek to the stored offsets and write nothing twice.

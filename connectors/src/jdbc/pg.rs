@@ -30,6 +30,24 @@ pub async fn connect(url: &str, user: Option<&str>, password: Option<&str>) -> R
         .map_err(|e| ConnectError::retriable("failed to connect to Postgres").with_source(e))
 }
 
+/// Runs one DDL statement (`CREATE TABLE IF NOT EXISTS`, `ADD COLUMN IF NOT EXISTS`) under a
+/// transaction-scoped advisory lock on `table`: `IF NOT EXISTS` is not safe against a
+/// concurrent twin (two tasks creating one table race on `pg_type` and one fails with a
+/// unique violation), and every task of a connector starts at once.
+pub async fn ddl(pool: &PgPool, table: &str, sql: &str) -> Result<()> {
+    let run = async {
+        let mut tx = pool.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock(hashtext($1))")
+            .bind(table)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(sql).execute(&mut *tx).await?;
+        tx.commit().await
+    };
+    run.await
+        .map_err(|e| db_error(&format!("failed to run {sql}"), e))
+}
+
 /// `"name"` with embedded quotes doubled.
 pub fn quote(ident: &str) -> String {
     format!("\"{}\"", ident.replace('"', "\"\""))

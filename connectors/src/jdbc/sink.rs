@@ -22,7 +22,10 @@
 //! - Upsert: within a chunk only the last operation per key is applied (Postgres refuses to
 //!   update one row twice in a statement), which is the outcome of applying them in order.
 //! - Offsets with data: `pre_commit` returns only offsets committed in the database; the
-//!   group's offsets are a hint the task corrects on `open`.
+//!   group's offsets are a hint the task corrects on `open`. Each transaction first locks the
+//!   offsets rows of its partitions and checks they still hold what this task last committed;
+//!   if another writer moved them (a zombie task that lost its partitions to a rebalance it has
+//!   not seen yet), it writes nothing and rewinds to the stored offsets instead.
 //! - A record that cannot be written is never skipped silently: it goes to the errant record
 //!   reporter, which fails the task unless `errors.tolerance=all`.
 
@@ -169,15 +172,13 @@ impl Writer {
     async fn start(ctx: SinkTaskContext, config: SinkConfig) -> Result<Self> {
         let pool = config.connection.pool().await?;
         if let Some(t) = &config.offsets_table {
-            sqlx::query(&format!(
+            let sql = format!(
                 "CREATE TABLE IF NOT EXISTS {} (connector TEXT NOT NULL, topic TEXT NOT NULL, \
                  kafka_partition INTEGER NOT NULL, next_offset BIGINT NOT NULL, \
                  PRIMARY KEY (connector, topic, kafka_partition))",
                 quote_table(t)
-            ))
-            .execute(&pool)
-            .await
-            .map_err(|e| pg::db_error(&format!("failed to create offsets table {t}"), e))?;
+            );
+            pg::ddl(&pool, t, &sql).await?;
         }
         Ok(Self {
             ctx,
@@ -266,6 +267,20 @@ impl Writer {
         }
         if offsets_mode {
             let mut tx = self.begin().await?;
+            if let Some(stored) = self.claim_offsets(&mut tx, &next_offsets).await? {
+                // Another writer moved these partitions on (this task is a zombie that lost
+                // them, or the table was edited): write nothing, go back to what the database
+                // holds. The rollback happens when `tx` drops.
+                let rewinds: Vec<_> = next_offsets
+                    .keys()
+                    .map(|tp| (tp.clone(), stored.get(tp).copied().unwrap_or(0)))
+                    .collect();
+                tracing::warn!(connector = %self.ctx.connector_name, offsets = ?rewinds,
+                    "stored offsets changed under this task; rewinding instead of writing");
+                self.expected.extend(rewinds.iter().cloned());
+                self.ctx.reset_offsets(&rewinds);
+                return Ok(());
+            }
             for (table, pending) in by_table {
                 self.write_table(&mut tx, &table, pending).await?;
             }
@@ -291,6 +306,62 @@ impl Writer {
             .begin()
             .await
             .map_err(|e| pg::db_error("failed to begin a transaction", e))
+    }
+
+    /// Locks the offsets rows of `partitions` for this transaction and checks they still hold
+    /// what this task last committed (`expected`). Returns the stored offsets when they do not:
+    /// a concurrent writer of the same partitions then commits nothing twice, whichever of the
+    /// two reaches the database second. Missing rows are created first (at the expected
+    /// offset), so even the very first write of a partition is serialised by the row lock.
+    async fn claim_offsets(
+        &self,
+        tx: &mut Transaction<'static, Postgres>,
+        partitions: &BTreeMap<TopicPartition, i64>,
+    ) -> Result<Option<BTreeMap<TopicPartition, i64>>> {
+        let table = quote_table(self.config.offsets_table.as_deref().expect("offsets mode"));
+        let topics: Vec<String> = partitions.keys().map(|tp| tp.topic.clone()).collect();
+        let parts: Vec<i32> = partitions.keys().map(|tp| tp.partition).collect();
+        let expected: Vec<i64> = partitions
+            .keys()
+            .map(|tp| self.expected.get(tp).copied().unwrap_or(0))
+            .collect();
+        sqlx::query(&format!(
+            "INSERT INTO {table} (connector, topic, kafka_partition, next_offset) \
+             SELECT $1, t, p, o FROM UNNEST($2::text[], $3::int[], $4::bigint[]) AS u(t, p, o) \
+             ON CONFLICT (connector, topic, kafka_partition) DO NOTHING"
+        ))
+        .bind(&self.ctx.connector_name)
+        .bind(&topics)
+        .bind(&parts)
+        .bind(&expected)
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| pg::db_error("failed to claim offsets", e))?;
+        let rows = sqlx::query(&format!(
+            "SELECT topic, kafka_partition, next_offset FROM {table} WHERE connector = $1 \
+             AND (topic, kafka_partition) IN (SELECT * FROM UNNEST($2::text[], $3::int[])) \
+             FOR UPDATE"
+        ))
+        .bind(&self.ctx.connector_name)
+        .bind(&topics)
+        .bind(&parts)
+        .fetch_all(&mut **tx)
+        .await
+        .map_err(|e| pg::db_error("failed to lock stored offsets", e))?;
+        let stored: BTreeMap<TopicPartition, i64> = rows
+            .iter()
+            .map(|r| {
+                (
+                    TopicPartition::new(r.get::<String, _>(0), r.get::<i32, _>(1)),
+                    r.get::<i64, _>(2),
+                )
+            })
+            .collect();
+        let unchanged = partitions
+            .keys()
+            .zip(&expected)
+            .all(|(tp, e)| stored.get(tp) == Some(e));
+        Ok((!unchanged).then_some(stored))
     }
 
     async fn store_offsets(
@@ -428,12 +499,7 @@ impl Writer {
         let existing = &self.tables[table];
         let exec = |sql: String| {
             let pool = self.pool.clone();
-            async move {
-                sqlx::query(&sql)
-                    .execute(&pool)
-                    .await
-                    .map_err(|e| pg::db_error(&format!("failed to run {sql}"), e))
-            }
+            async move { pg::ddl(&pool, table, &sql).await }
         };
         if existing.is_empty() {
             if !self.config.auto_create {

@@ -30,7 +30,7 @@
 //! logged and written (original bytes, `__connect.errors.*` headers) to the dead-letter queue
 //! before the runner moves on; with `none` it fails the task.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -41,8 +41,9 @@ use connect_api::{
     CancellationToken, ConfigMap, ConnectError, SinkRecord, SinkTask, SinkTaskContext,
     TopicPartition,
 };
-use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, Rebalance};
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, RebalanceProtocol};
 use rdkafka::message::{BorrowedMessage, Headers as _, Message};
+use rdkafka::types::RDKafkaRespErr;
 use rdkafka::{ClientConfig, ClientContext, Offset, TopicPartitionList};
 use tokio::runtime::Handle;
 use tokio::sync::watch;
@@ -80,6 +81,11 @@ pub fn sink_group_id(connector: &str) -> String {
 #[derive(Default)]
 struct Requests {
     assignment: BTreeSet<TopicPartition>,
+    /// Counts rebalance callbacks; a record polled before its partition was (re)assigned is
+    /// stale (the new assignment may start elsewhere) and is never handed to `put`.
+    epoch: u64,
+    /// The epoch at which each owned partition was last assigned.
+    assigned_at: BTreeMap<TopicPartition, u64>,
     rewinds: Vec<(TopicPartition, i64)>,
     pauses: Vec<TopicPartition>,
     resumes: Vec<TopicPartition>,
@@ -196,10 +202,53 @@ fn partitions_of(tpl: &TopicPartitionList) -> Vec<TopicPartition> {
 }
 
 impl ConsumerContext for SinkContext {
-    fn pre_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
-        let Rebalance::Revoke(tpl) = rebalance else {
-            return;
+    /// Replaces rdkafka's default so that the offsets a task asks for in `open` (a sink that
+    /// stores its offsets with the data rewinds there) become the starting offsets of the
+    /// assignment itself. A `seek` after the fact races the fetcher (records from the group's
+    /// offset can arrive first) and fails on partitions that have not started fetching.
+    fn rebalance(
+        &self,
+        consumer: &BaseConsumer<Self>,
+        err: RDKafkaRespErr,
+        tpl: &mut TopicPartitionList,
+    ) {
+        let cooperative = matches!(
+            consumer.rebalance_protocol(),
+            RebalanceProtocol::Cooperative
+        );
+        let result = match err {
+            RDKafkaRespErr::RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS => {
+                self.on_assigned(tpl);
+                if cooperative {
+                    consumer.incremental_assign(tpl)
+                } else {
+                    consumer.assign(tpl)
+                }
+            }
+            RDKafkaRespErr::RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS => {
+                self.on_revoked(consumer, tpl);
+                if cooperative {
+                    consumer.incremental_unassign(tpl)
+                } else {
+                    consumer.unassign()
+                }
+            }
+            other => {
+                tracing::warn!(task = %self.shared.id, error = ?other, "rebalance error");
+                self.on_revoked(consumer, tpl);
+                consumer.unassign()
+            }
         };
+        if let Err(e) = result {
+            self.shared.fail(ConnectError::retriable(format!(
+                "failed to apply the consumer group's assignment: {e}"
+            )));
+        }
+    }
+}
+
+impl SinkContext {
+    fn on_revoked(&self, consumer: &BaseConsumer<Self>, tpl: &TopicPartitionList) {
         let revoked: BTreeSet<TopicPartition> = partitions_of(tpl).into_iter().collect();
         if revoked.is_empty() {
             return;
@@ -217,25 +266,54 @@ impl ConsumerContext for SinkContext {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .retain(|tp, _| !revoked.contains(tp));
-        s.control
-            .lock()
-            .assignment
-            .retain(|tp| !revoked.contains(tp));
+        let mut c = s.control.lock();
+        c.epoch += 1;
+        c.assignment.retain(|tp| !revoked.contains(tp));
+        c.assigned_at.retain(|tp, _| !revoked.contains(tp));
+        c.rewinds.retain(|(tp, _)| !revoked.contains(tp));
     }
 
-    fn post_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
-        let Rebalance::Assign(tpl) = rebalance else {
-            return;
-        };
+    /// Opens the task on the new partitions, then turns the rewinds it requested for them into
+    /// the assignment's starting offsets (the others keep the group's committed offsets).
+    fn on_assigned(&self, tpl: &mut TopicPartitionList) {
         let assigned = partitions_of(tpl);
         if assigned.is_empty() {
             return;
         }
         let s = &self.shared;
         tracing::info!(task = %s.id, partitions = ?assigned, "partitions assigned");
-        s.control.lock().assignment.extend(assigned.iter().cloned());
+        {
+            let mut c = s.control.lock();
+            c.epoch += 1;
+            let epoch = c.epoch;
+            for tp in &assigned {
+                c.assignment.insert(tp.clone());
+                c.assigned_at.insert(tp.clone(), epoch);
+            }
+        }
         if let Err(e) = s.with_task(async |t| t.open(&assigned).await) {
             s.fail(e);
+            return;
+        }
+        let starts: Vec<(TopicPartition, i64)> = {
+            let mut c = s.control.lock();
+            let (mine, rest) = std::mem::take(&mut c.rewinds)
+                .into_iter()
+                .partition(|(tp, _)| assigned.contains(tp));
+            c.rewinds = rest;
+            mine
+        };
+        let mut cur = s.current.lock().unwrap_or_else(|p| p.into_inner());
+        for (tp, offset) in starts {
+            if let Err(e) =
+                tpl.set_partition_offset(&tp.topic, tp.partition, Offset::Offset(offset))
+            {
+                s.fail(ConnectError::fatal(format!(
+                    "bad offset {offset} for {tp:?}: {e}"
+                )));
+                return;
+            }
+            cur.insert(tp, offset);
         }
     }
 }
@@ -414,6 +492,7 @@ fn poll_batch(
     let mut batch = Vec::new();
     let mut raws = Vec::new();
     let mut timeout = POLL_TIMEOUT;
+    let mut epoch = shared.control.lock().epoch;
     while raws.len() < MAX_BATCH {
         match consumer.poll(timeout) {
             None => break,
@@ -422,6 +501,23 @@ fn poll_batch(
                 break;
             }
             Some(Ok(msg)) => {
+                let tp = TopicPartition::new(msg.topic(), msg.partition());
+                let now = shared.control.lock().epoch;
+                if now != epoch {
+                    // A rebalance ran inside this poll: what was collected before it may
+                    // belong to partitions that moved, or restart from another offset. This
+                    // message was fetched after it and is current.
+                    (batch, raws) = retain_current(shared, batch, raws, epoch);
+                    epoch = now;
+                }
+                {
+                    let c = shared.control.lock();
+                    // Not ours (anymore), or about to be rewound: the record comes again.
+                    if !c.assignment.contains(&tp) || c.rewinds.iter().any(|(r, _)| *r == tp) {
+                        timeout = Duration::ZERO;
+                        continue;
+                    }
+                }
                 let raw = raw_record(&msg);
                 match convert(run, &msg) {
                     Ok(record) => batch.push(record),
@@ -438,7 +534,31 @@ fn poll_batch(
         }
         timeout = Duration::ZERO;
     }
+    if shared.control.lock().epoch != epoch {
+        (batch, raws) = retain_current(shared, batch, raws, epoch);
+    }
     Ok((batch, raws))
+}
+
+/// Of a batch polled since `epoch`, the records whose partition is still assigned and was not
+/// reassigned after `epoch` (a reassigned partition starts again from its new offset).
+fn retain_current(
+    shared: &Shared,
+    batch: Vec<SinkRecord>,
+    raws: Vec<RawRecord>,
+    epoch: u64,
+) -> (Vec<SinkRecord>, Vec<RawRecord>) {
+    let c = shared.control.lock();
+    let current = |tp: &TopicPartition| c.assigned_at.get(tp).is_some_and(|at| *at <= epoch);
+    let batch: Vec<_> = batch
+        .into_iter()
+        .filter(|r| current(&r.topic_partition()))
+        .collect();
+    let raws = raws
+        .into_iter()
+        .filter(|r| current(&TopicPartition::new(r.topic.clone(), r.partition)))
+        .collect();
+    (batch, raws)
 }
 
 fn raw_record(msg: &BorrowedMessage<'_>) -> RawRecord {
@@ -578,22 +698,33 @@ fn apply_requests(
             std::mem::take(&mut r.resumes),
         )
     };
+    let mut failed = Vec::new();
     for (tp, offset) in rewinds {
-        consumer
-            .seek(
-                &tp.topic,
-                tp.partition,
-                Offset::Offset(offset),
-                Duration::from_secs(10),
-            )
-            .map_err(|e| {
-                ConnectError::retriable(format!("failed to rewind {tp:?} to {offset}: {e}"))
-            })?;
+        if !shared.control.lock().assignment.contains(&tp) {
+            continue;
+        }
+        if let Err(e) = consumer.seek(
+            &tp.topic,
+            tp.partition,
+            Offset::Offset(offset),
+            Duration::from_secs(10),
+        ) {
+            // Kept pending: records of a partition with a pending rewind are not delivered
+            // (see `poll_batch`), and the seek is tried again before the next poll.
+            tracing::warn!(task = %run.id, partition = ?tp, offset, error = %e, "rewind failed; will retry");
+            failed.push((tp, offset));
+            continue;
+        }
         shared
             .current
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(tp, offset);
+    }
+    if !failed.is_empty() {
+        let mut c = shared.control.lock();
+        failed.append(&mut c.rewinds);
+        c.rewinds = failed;
     }
     if !pauses.is_empty() {
         consumer
@@ -606,6 +737,5 @@ fn apply_requests(
             .resume(&tpl_of(&resumes))
             .map_err(|e| ConnectError::retriable(e.to_string()))?;
     }
-    let _ = run;
     Ok(())
 }
