@@ -59,8 +59,11 @@ pub fn free_port() -> u16 {
 pub struct ClusterSpec {
     pub group_id: String,
     pub dir: PathBuf,
-    /// Extra or overriding worker properties.
+    /// Extra or overriding worker properties. A `listeners` value replaces the default
+    /// `http://127.0.0.1:{port}`; `{port}` in it is the worker's port.
     pub props: BTreeMap<String, String>,
+    /// The client the harness talks to workers with (one trusting a test CA for `https`).
+    pub client: Option<reqwest::Client>,
 }
 
 impl ClusterSpec {
@@ -102,7 +105,14 @@ impl ClusterSpec {
             group_id,
             dir,
             props,
+            client: None,
         }
+    }
+
+    /// Talk to this cluster's workers with `client`.
+    pub fn with_client(mut self, client: reqwest::Client) -> Self {
+        self.client = Some(client);
+        self
     }
 
     pub fn set(mut self, key: &str, value: &str) -> Self {
@@ -120,6 +130,9 @@ impl ClusterSpec {
 pub struct WorkerProc {
     child: Option<Child>,
     pub port: u16,
+    /// `scheme://host:port` of the worker's first listener.
+    pub base: String,
+    client: reqwest::Client,
     pub log: PathBuf,
     spec: ClusterSpec,
 }
@@ -131,7 +144,22 @@ impl WorkerProc {
         for (k, v) in &spec.props {
             text.push_str(&format!("{k}={v}\n"));
         }
-        text.push_str(&format!("listeners=http://127.0.0.1:{port}\n"));
+        let listeners = match spec.props.get("listeners") {
+            Some(l) => l.replace("{port}", &port.to_string()),
+            None => {
+                let l = format!("http://127.0.0.1:{port}");
+                text.push_str(&format!("listeners={l}\n"));
+                l
+            }
+        };
+        let text = text.replace("{port}", &port.to_string());
+        let base = listeners
+            .split(',')
+            .next()
+            .unwrap()
+            .trim()
+            .trim_end_matches('/')
+            .to_owned();
         std::fs::write(&props_path, text).unwrap();
         let log = spec.dir.join(format!("worker-{port}.log"));
         // Appended, so a restarted worker keeps its earlier log for the test to read.
@@ -152,6 +180,8 @@ impl WorkerProc {
         let w = WorkerProc {
             child: Some(child),
             port,
+            base,
+            client: spec.client.clone().unwrap_or_else(|| http().clone()),
             log,
             spec: spec.clone(),
         };
@@ -190,7 +220,7 @@ impl WorkerProc {
     }
 
     pub fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
+        format!("{}{path}", self.base)
     }
 
     pub fn log_text(&self) -> String {
@@ -235,7 +265,8 @@ impl WorkerProc {
     }
 
     pub async fn get(&self, path: &str) -> Result<Value, String> {
-        let res = http()
+        let res = self
+            .client
             .get(self.url(path))
             .send()
             .await
@@ -252,7 +283,7 @@ impl WorkerProc {
     /// Sends a request with a JSON body; returns (status, body or Null).
     pub async fn send(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
         let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
-        let mut req = http().request(m, self.url(path));
+        let mut req = self.client.request(m, self.url(path));
         if let Some(b) = body {
             req = req.json(&b);
         }
@@ -328,9 +359,7 @@ pub async fn running_tasks(
     if list.len() != tasks || list.iter().any(|t| t["state"] != "RUNNING") {
         return None;
     }
-    Some(
-        list.iter()
-            .map(|t| Some((t["id"].as_i64()?, t["worker_id"].as_str()?.to_owned())))
-            .collect::<Option<_>>()?,
-    )
+    list.iter()
+        .map(|t| Some((t["id"].as_i64()?, t["worker_id"].as_str()?.to_owned())))
+        .collect()
 }

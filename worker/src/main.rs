@@ -13,7 +13,6 @@ use clap::Parser;
 use rdkafka::ClientConfig;
 use rdkafka::admin::AdminClient;
 use rdkafka::client::DefaultClientContext;
-use tokio::net::TcpListener;
 use tokio::sync::{RwLock, mpsc};
 use tokio_util::sync::CancellationToken;
 
@@ -136,25 +135,15 @@ async fn main() -> anyhow::Result<()> {
         .with_context(|| format!("failed to reach Kafka at {}", config.bootstrap_servers))?;
     tracing::info!(kafka_cluster_id = %kafka_cluster_id, "connected to Kafka");
 
-    let listener = config
-        .listeners
-        .first()
-        .expect("config requires one listener")
-        .clone();
-    let advertised_host = config.rest_advertised_host_name.clone().unwrap_or_else(|| {
-        if listener.host.is_empty() || listener.host == "0.0.0.0" {
-            hostname()
-        } else {
-            listener.host.clone()
-        }
-    });
-    let advertised_port = config.rest_advertised_port.unwrap_or(listener.port);
-    let scheme = config
-        .rest_advertised_listener
-        .clone()
-        .unwrap_or_else(|| listener.scheme.clone());
-    let worker_id = format!("{advertised_host}:{advertised_port}");
-    let worker_url = format!("{scheme}://{advertised_host}:{advertised_port}/");
+    let worker_url = rest::advertised_url(&config, hostname);
+    // Connect's worker id: the advertised host and port.
+    let worker_id = worker_url
+        .split_once("://")
+        .map(|(_, rest)| rest.trim_end_matches('/').to_owned())
+        .unwrap_or_else(|| worker_url.clone());
+    // TLS settings are checked before anything starts, so a bad one fails fast naming the key.
+    rest::tls_configs(&config)?;
+    rest::client::configure(&config).map_err(|e| anyhow::anyhow!("REST client: {e}"))?;
 
     // Internal topics: read each to the end before anything acts on them.
     let eos_enabled = config.exactly_once_source_support == ExactlyOnceSourceSupport::Enabled;
@@ -246,37 +235,12 @@ async fn main() -> anyhow::Result<()> {
     });
     let herder_task = tokio::spawn(herder.run(shutdown.clone()));
 
-    let app = rest::router(RestState {
+    let app_state = RestState {
         kafka_cluster_id: kafka_cluster_id.clone().into(),
         herder: Some(handle),
-    });
-    let mut servers = Vec::new();
-    for listener in &config.listeners {
-        if listener.scheme != "http" {
-            anyhow::bail!(
-                "listener {}://{}:{}: https is not supported yet",
-                listener.scheme,
-                listener.host,
-                listener.port
-            );
-        }
-        let host = if listener.host.is_empty() {
-            "0.0.0.0"
-        } else {
-            listener.host.as_str()
-        };
-        let socket = TcpListener::bind((host, listener.port))
-            .await
-            .with_context(|| format!("failed to bind REST listener {host}:{}", listener.port))?;
-        tracing::info!(address = %socket.local_addr()?, worker_id = %worker_id, "REST server listening");
-        let app = app.clone();
-        let shutdown = shutdown.clone();
-        servers.push(tokio::spawn(async move {
-            axum::serve(socket, app)
-                .with_graceful_shutdown(async move { shutdown.cancelled().await })
-                .await
-        }));
-    }
+    };
+    let servers = rest::serve(&config, app_state, shutdown.clone()).await?;
+    tracing::info!(worker_id = %worker_id, advertised_url = %worker_url, "REST server started");
 
     let outcome = herder_task.await.context("herder task panicked")?;
     shutdown.cancel();
@@ -309,7 +273,7 @@ fn hostname() -> String {
 async fn fetch_cluster_id(config: &WorkerConfig) -> anyhow::Result<String> {
     let mut client_config = ClientConfig::new();
     client_config.set("bootstrap.servers", &config.bootstrap_servers);
-    for (k, v) in config.with_prefix("admin.") {
+    for (k, v) in config.admin_client_overrides() {
         client_config.set(k, v);
     }
     let admin: AdminClient<DefaultClientContext> = client_config.create()?;

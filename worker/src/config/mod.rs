@@ -30,6 +30,11 @@ pub const REST_ADVERTISED_LISTENER: &str = "rest.advertised.listener";
 pub const ADMIN_LISTENERS: &str = "admin.listeners";
 pub const ACCESS_CONTROL_ALLOW_ORIGIN: &str = "access.control.allow.origin";
 pub const ACCESS_CONTROL_ALLOW_METHODS: &str = "access.control.allow.methods";
+pub const RESPONSE_HTTP_HEADERS_CONFIG: &str = "response.http.headers.config";
+/// Our key (Connect has none): the largest REST request body, in bytes.
+pub const REST_REQUEST_MAX_BYTES: &str = "rest.request.max.bytes";
+pub const TOPIC_TRACKING_ENABLE: &str = "topic.tracking.enable";
+pub const TOPIC_TRACKING_ALLOW_RESET: &str = "topic.tracking.allow.reset";
 pub const OFFSET_FLUSH_INTERVAL_MS: &str = "offset.flush.interval.ms";
 pub const OFFSET_FLUSH_TIMEOUT_MS: &str = "offset.flush.timeout.ms";
 pub const TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS: &str = "task.shutdown.graceful.timeout.ms";
@@ -54,12 +59,9 @@ const IGNORED_KEYS: &[&str] = &[
     "plugin.path",
     "plugin.discovery",
     "rest.extension.classes",
-    "response.http.headers.config",
     "config.providers",
     "connector.client.config.override.policy",
     "topic.creation.enable",
-    "topic.tracking.enable",
-    "topic.tracking.allow.reset",
     "client.dns.lookup",
     "metric.reporters",
     "metrics.num.samples",
@@ -142,6 +144,44 @@ pub struct Listener {
     pub port: u16,
 }
 
+impl Listener {
+    pub fn is_https(&self) -> bool {
+        self.scheme == "https"
+    }
+}
+
+impl std::fmt::Display for Listener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.host.contains(':') {
+            write!(f, "{}://[{}]:{}", self.scheme, self.host, self.port)
+        } else {
+            write!(f, "{}://{}:{}", self.scheme, self.host, self.port)
+        }
+    }
+}
+
+/// What a `response.http.headers.config` rule does (Jetty's `HeaderFilter` actions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderAction {
+    /// Replace any value of the header.
+    Set,
+    /// Add a value, keeping the ones already there.
+    Add,
+    /// `Set` with an HTTP date: now plus the value in milliseconds.
+    SetDate,
+    /// `Add` with an HTTP date: now plus the value in milliseconds.
+    AddDate,
+}
+
+/// One rule of `response.http.headers.config`: `[action] [header name]:[header value]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeaderRule {
+    pub action: HeaderAction,
+    pub name: String,
+    /// For the date actions, a number of milliseconds (checked at parse time).
+    pub value: String,
+}
+
 /// The worker config after parsing: typed values, with the raw map kept for pass-through keys.
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
@@ -159,11 +199,16 @@ pub struct WorkerConfig {
     pub value_converter: String,
     pub header_converter: String,
     pub listeners: Vec<Listener>,
+    /// `admin.listeners`: `None` when unset (admin endpoints on `listeners`), empty when set
+    /// to an empty value (admin endpoints disabled), else the only listeners serving them.
+    pub admin_listeners: Option<Vec<Listener>>,
     pub rest_advertised_host_name: Option<String>,
     pub rest_advertised_port: Option<u16>,
     pub rest_advertised_listener: Option<String>,
     pub access_control_allow_origin: String,
     pub access_control_allow_methods: String,
+    /// `response.http.headers.config`, applied to every REST response.
+    pub response_http_headers: Vec<HeaderRule>,
     pub offset_flush_interval: Duration,
     pub connect_protocol: ConnectProtocol,
     pub session_timeout: Duration,
@@ -203,6 +248,30 @@ impl WorkerConfig {
         if listeners.is_empty() {
             return Err(p.invalid(LISTENERS, "at least one listener is required".into()));
         }
+        let admin_listeners = match raw.get(ADMIN_LISTENERS) {
+            None => None,
+            Some(v) => Some(
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(|s| parse_listener(s).map_err(|reason| p.invalid(ADMIN_LISTENERS, reason)))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+        };
+        let rest_advertised_listener = match p.optional(REST_ADVERTISED_LISTENER) {
+            None => None,
+            Some(v) => match v.to_ascii_lowercase().as_str() {
+                s @ ("http" | "https") => Some(s.to_owned()),
+                _ => {
+                    return Err(p.invalid(
+                        REST_ADVERTISED_LISTENER,
+                        "String must be one of (case insensitive): http, https".into(),
+                    ));
+                }
+            },
+        };
+        let response_http_headers = parse_header_rules(&p.string(RESPONSE_HTTP_HEADERS_CONFIG, ""))
+            .map_err(|reason| p.invalid(RESPONSE_HTTP_HEADERS_CONFIG, reason))?;
         let config =
             WorkerConfig {
                 bootstrap_servers: p.string(BOOTSTRAP_SERVERS, "localhost:9092"),
@@ -225,6 +294,7 @@ impl WorkerConfig {
                     "org.apache.kafka.connect.storage.SimpleHeaderConverter",
                 ),
                 listeners,
+                admin_listeners,
                 rest_advertised_host_name: p.optional(REST_ADVERTISED_HOST_NAME),
                 rest_advertised_port: match p.optional(REST_ADVERTISED_PORT) {
                     None => None,
@@ -232,9 +302,10 @@ impl WorkerConfig {
                         p.invalid(REST_ADVERTISED_PORT, "Not a valid port number".into())
                     })?),
                 },
-                rest_advertised_listener: p.optional(REST_ADVERTISED_LISTENER),
+                rest_advertised_listener,
                 access_control_allow_origin: p.string(ACCESS_CONTROL_ALLOW_ORIGIN, ""),
                 access_control_allow_methods: p.string(ACCESS_CONTROL_ALLOW_METHODS, ""),
+                response_http_headers,
                 offset_flush_interval: p.millis(OFFSET_FLUSH_INTERVAL_MS, 60_000)?,
                 connect_protocol: match p
                     .string(CONNECT_PROTOCOL, "sessioned")
@@ -298,6 +369,14 @@ impl WorkerConfig {
         }
     }
 
+    /// The worker-wide `admin.` client overrides, without `admin.listeners` and its
+    /// `admin.listeners.https.*` settings (REST keys that share the prefix).
+    pub fn admin_client_overrides(&self) -> BTreeMap<String, String> {
+        let mut m = self.with_prefix("admin.");
+        m.retain(|k, _| k != "listeners" && !k.starts_with("listeners."));
+        m
+    }
+
     /// The keys under `prefix`, with the prefix removed (e.g. `producer.` overrides).
     pub fn with_prefix(&self, prefix: &str) -> BTreeMap<String, String> {
         self.raw
@@ -328,6 +407,10 @@ const KNOWN_KEYS: &[&str] = &[
     ADMIN_LISTENERS,
     ACCESS_CONTROL_ALLOW_ORIGIN,
     ACCESS_CONTROL_ALLOW_METHODS,
+    RESPONSE_HTTP_HEADERS_CONFIG,
+    REST_REQUEST_MAX_BYTES,
+    TOPIC_TRACKING_ENABLE,
+    TOPIC_TRACKING_ALLOW_RESET,
     OFFSET_FLUSH_INTERVAL_MS,
     CONNECT_PROTOCOL,
     SESSION_TIMEOUT_MS,
@@ -368,6 +451,85 @@ fn parse_listener(s: &str) -> Result<Listener, String> {
         .trim_end_matches(']')
         .to_owned();
     Ok(Listener { scheme, host, port })
+}
+
+/// Splits on commas outside double quotes and drops the quotes (Jetty's `StringUtil.csvSplit`,
+/// which Connect uses for `response.http.headers.config`).
+fn csv_split(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in s.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out.into_iter()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// `response.http.headers.config`: comma-separated `[action] [header name]:[header value]`
+/// rules, a rule in double quotes when it holds a comma. Actions `set`, `add`, `setDate`,
+/// `addDate` (case-insensitive); the date actions take a number of milliseconds from now.
+pub fn parse_header_rules(s: &str) -> Result<Vec<HeaderRule>, String> {
+    csv_split(s)
+        .into_iter()
+        .map(|rule| {
+            let (action, header) = rule.split_once(char::is_whitespace).ok_or_else(|| {
+                format!(
+                    "Invalid format of header config '{rule}'. Expected: '[action] [header name]:[header value]'"
+                )
+            })?;
+            let action = match action.to_ascii_lowercase().as_str() {
+                "set" => HeaderAction::Set,
+                "add" => HeaderAction::Add,
+                "setdate" => HeaderAction::SetDate,
+                "adddate" => HeaderAction::AddDate,
+                _ => {
+                    return Err(format!(
+                        "Invalid header config action: '{action}'. Expected one of [set, add, setDate, addDate]"
+                    ));
+                }
+            };
+            let (name, value) = header.trim().split_once(':').ok_or_else(|| {
+                format!(
+                    "Invalid format of header name and header value pair '{}'. Expected: '[header name]:[header value]'",
+                    header.trim()
+                )
+            })?;
+            let name = name.trim();
+            if name.is_empty()
+                || name.contains(char::is_whitespace)
+                || axum::http::HeaderName::from_bytes(name.as_bytes()).is_err()
+            {
+                return Err(format!(
+                    "Invalid header name '{name}'. The '[header name]' cannot contain whitespace"
+                ));
+            }
+            let value = value.trim().to_owned();
+            match action {
+                HeaderAction::SetDate | HeaderAction::AddDate => {
+                    value.parse::<i64>().map_err(|_| {
+                        format!("Invalid header value '{value}' for {name}: the date actions take a number of milliseconds")
+                    })?;
+                }
+                HeaderAction::Set | HeaderAction::Add => {
+                    axum::http::HeaderValue::from_str(&value)
+                        .map_err(|_| format!("Invalid header value '{value}' for {name}"))?;
+                }
+            }
+            Ok(HeaderRule {
+                action,
+                name: name.to_owned(),
+                value,
+            })
+        })
+        .collect()
 }
 
 /// Typed reads from the raw map; every error names the key.
@@ -523,5 +685,75 @@ mod tests {
         );
         assert_eq!(parse_listener("http://[::1]:8083").unwrap().host, "::1");
         assert!(parse_listener("localhost:8083").is_err());
+    }
+
+    #[test]
+    fn admin_listeners_unset_empty_or_set() {
+        let c = WorkerConfig::from_props(base()).unwrap();
+        assert_eq!(c.admin_listeners, None);
+        let mut p = base();
+        p.insert(ADMIN_LISTENERS.into(), "".into());
+        assert_eq!(
+            WorkerConfig::from_props(p).unwrap().admin_listeners,
+            Some(vec![])
+        );
+        let mut p = base();
+        p.insert(
+            ADMIN_LISTENERS.into(),
+            "http://a.b:9999, https://a.b:7812".into(),
+        );
+        let admin = WorkerConfig::from_props(p)
+            .unwrap()
+            .admin_listeners
+            .unwrap();
+        assert_eq!(admin.len(), 2);
+        assert!(admin[1].is_https());
+        assert_eq!(admin[0].to_string(), "http://a.b:9999");
+        let mut p = base();
+        p.insert(ADMIN_LISTENERS.into(), "https://:9999".into());
+        p.insert("admin.listeners.https.ssl.key.location".into(), "k".into());
+        p.insert("admin.request.timeout.ms".into(), "5000".into());
+        let overrides = WorkerConfig::from_props(p)
+            .unwrap()
+            .admin_client_overrides();
+        assert_eq!(overrides.keys().collect::<Vec<_>>(), ["request.timeout.ms"]);
+        let mut p = base();
+        p.insert(REST_ADVERTISED_LISTENER.into(), "ftp".into());
+        let err = WorkerConfig::from_props(p).unwrap_err().to_string();
+        assert!(err.contains(REST_ADVERTISED_LISTENER), "{err}");
+    }
+
+    #[test]
+    fn header_rules_parse_like_connect() {
+        let rules = parse_header_rules(
+            r#"set X-Frame-Options: DENY, add Cache-Control: no-store,"add X-List: a, b",setDate Expires: 3600000, addDate Last-Modified:0"#,
+        )
+        .unwrap();
+        assert_eq!(rules.len(), 5);
+        assert_eq!(rules[0].action, HeaderAction::Set);
+        assert_eq!(rules[0].name, "X-Frame-Options");
+        assert_eq!(rules[0].value, "DENY");
+        assert_eq!(rules[2].value, "a, b");
+        assert_eq!(rules[3].action, HeaderAction::SetDate);
+        assert_eq!(rules[4].action, HeaderAction::AddDate);
+        assert!(parse_header_rules("").unwrap().is_empty());
+        // A value may hold a colon (Connect's validator refuses it; Jetty would accept it).
+        assert_eq!(
+            parse_header_rules("set Link: <https://x>").unwrap()[0].value,
+            "<https://x>"
+        );
+        for bad in [
+            "X-Frame-Options: DENY",
+            "put X-A: b",
+            "set X-A b",
+            "set X A: b",
+            "setDate Expires: tomorrow",
+        ] {
+            assert!(parse_header_rules(bad).is_err(), "{bad}");
+        }
+        let mut p = base();
+        p.insert(RESPONSE_HTTP_HEADERS_CONFIG.into(), "put X-A: b".into());
+        let err = WorkerConfig::from_props(p).unwrap_err().to_string();
+        assert!(err.contains(RESPONSE_HTTP_HEADERS_CONFIG), "{err}");
     }
 }

@@ -83,7 +83,7 @@ pub async fn fence_zombies(
                 .collect();
             tracing::info!(connector, transactional_ids = ?ids, "fencing zombie tasks of the previous generation");
             let bootstrap = config.bootstrap_servers.clone();
-            let admin_overrides = config.with_prefix("admin.");
+            let admin_overrides = config.admin_client_overrides();
             tokio::task::spawn_blocking(move || {
                 fence_transactional_ids(&bootstrap, &admin_overrides, &ids)
             })

@@ -7,6 +7,8 @@ use std::time::Duration;
 use reqwest::Method;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, USER_AGENT};
 
+use super::tls::{self, TlsSettings};
+use crate::config::{Listener, WorkerConfig};
 use crate::herder::HerderHandle;
 
 /// Connect's `DEFAULT_REST_REQUEST_TIMEOUT_MS`.
@@ -14,14 +16,61 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(90);
 
 pub use crate::herder::session_key::{ALGORITHM_HEADER, SIGNATURE_HEADER};
 
+static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+
+fn builder() -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .timeout(REQUEST_TIMEOUT)
+        .connect_timeout(Duration::from_secs(10))
+}
+
+/// Sets up the client from the worker config, once, before any request: for `https://` peers
+/// it trusts the CA certificates of the `listeners.https.` settings (falling back to `ssl.*`, as
+/// Connect's client does) or, when none is configured, the platform's roots plus this worker's
+/// own certificate chain (a cluster sharing one self-signed certificate needs no CA then); it
+/// presents this worker's certificate when a peer asks for one (`ssl.client.auth`).
+pub fn configure(config: &WorkerConfig) -> Result<(), String> {
+    let has_https = config.listeners.iter().any(Listener::is_https);
+    let settings = match TlsSettings::from_config(config, tls::LISTENERS_HTTPS_PREFIX) {
+        Ok(s) => s,
+        // Without an https listener the ssl.* keys may be the Kafka clients' (a JKS keystore):
+        // plain defaults then.
+        Err(e) if !has_https => {
+            tracing::debug!(error = %e, "REST client uses default TLS settings");
+            let _ = CLIENT.set(builder().build().map_err(|e| e.to_string())?);
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    };
+    let pem_certs = |pem: &[u8]| {
+        reqwest::Certificate::from_pem_bundle(pem).map_err(|e| format!("{}: {e}", settings.prefix))
+    };
+    let mut b = builder();
+    if let Some(ca) = &settings.ca_pem {
+        b = b.tls_certs_only(pem_certs(ca)?);
+    } else if let Some(id) = &settings.identity {
+        b = b.tls_certs_merge(pem_certs(&id.cert_pem)?);
+    }
+    if let Some(id) = &settings.identity {
+        // A PEM keystore holds both in one file.
+        let mut pem = id.key_pem.clone();
+        if id.cert_pem != id.key_pem {
+            pem.push(b'\n');
+            pem.extend_from_slice(&id.cert_pem);
+        }
+        b = b.identity(reqwest::Identity::from_pem(&pem).map_err(|e| e.to_string())?);
+    }
+    let client = b.build().map_err(|e| format!("REST client: {e}"))?;
+    CLIENT
+        .set(client)
+        .map_err(|_| "the REST client was configured twice".to_owned())
+}
+
 pub(crate) fn http_client() -> &'static reqwest::Client {
-    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
     CLIENT.get_or_init(|| {
-        reqwest::Client::builder()
-            .timeout(REQUEST_TIMEOUT)
-            .connect_timeout(Duration::from_secs(10))
+        builder()
             .build()
-            .expect("an HTTP client with default TLS-free settings")
+            .expect("an HTTP client with default settings")
     })
 }
 

@@ -8,7 +8,7 @@
 //! ([`internal`]) are signed with the cluster's session key.
 
 mod body;
-pub(crate) mod client;
+pub mod client;
 mod connectors;
 mod error;
 mod forward;
@@ -17,6 +17,7 @@ mod loggers;
 mod offsets;
 mod plugins;
 mod root;
+pub mod tls;
 
 pub use connectors::{TOPIC_TRACKING_ALLOW_RESET, TOPIC_TRACKING_ENABLE};
 pub use error::ApiError;
@@ -24,14 +25,19 @@ pub use internal::INTERNAL_ROUTES;
 pub use loggers::LogLevels;
 
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
+use anyhow::Context;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
-use crate::config::WorkerConfig;
+use crate::config::{HeaderAction, HeaderRule, Listener, WorkerConfig};
 use crate::herder::HerderHandle;
 
 /// Worker key (ours; Connect has none): the largest request body accepted, in bytes.
@@ -181,19 +187,74 @@ async fn connect_error_body(res: Response) -> Response {
     ApiError::new(status, message).into_response()
 }
 
+/// Which resources a listener serves (`admin.listeners`, KIP-495/KIP-208).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    /// Every resource: `listeners` when `admin.listeners` is unset.
+    All,
+    /// Everything but `/admin/*` (404 there): `listeners` when `admin.listeners` is set,
+    /// empty or not.
+    NoAdmin,
+    /// Only `/admin/*`: the `admin.listeners`, as Connect's admin context.
+    AdminOnly,
+}
+
 /// Builds the router with every resource.
 pub fn router(state: RestState) -> Router {
+    router_for(state, Surface::All)
+}
+
+/// Applies the `response.http.headers.config` rules to one response.
+fn apply_header_rules(rules: &[HeaderRule], mut res: Response) -> Response {
+    for rule in rules {
+        let Ok(name) = HeaderName::from_bytes(rule.name.as_bytes()) else {
+            continue;
+        };
+        let value = match rule.action {
+            HeaderAction::Set | HeaderAction::Add => HeaderValue::from_str(&rule.value).ok(),
+            HeaderAction::SetDate | HeaderAction::AddDate => {
+                let ms: i64 = rule.value.parse().unwrap_or_default();
+                let offset = Duration::from_millis(ms.unsigned_abs());
+                let when = if ms >= 0 {
+                    SystemTime::now() + offset
+                } else {
+                    SystemTime::now() - offset
+                };
+                HeaderValue::from_str(&httpdate::fmt_http_date(when)).ok()
+            }
+        };
+        let Some(value) = value else { continue };
+        match rule.action {
+            HeaderAction::Set | HeaderAction::SetDate => {
+                res.headers_mut().insert(name, value);
+            }
+            HeaderAction::Add | HeaderAction::AddDate => {
+                res.headers_mut().append(name, value);
+            }
+        }
+    }
+    res
+}
+
+/// Builds the router a listener of `surface` serves.
+pub fn router_for(state: RestState, surface: Surface) -> Router {
     let config = state.herder.as_ref().map(|h| h.config.clone());
     let limit = config
         .as_deref()
         .map(request_max_bytes)
         .unwrap_or(DEFAULT_REQUEST_MAX_BYTES);
-    let mut app = Router::new()
-        .merge(root::routes())
-        .merge(connectors::routes())
-        .merge(offsets::routes())
-        .merge(plugins::routes())
-        .merge(loggers::routes())
+    let mut app = Router::new();
+    if surface != Surface::AdminOnly {
+        app = app
+            .merge(root::routes())
+            .merge(connectors::routes())
+            .merge(offsets::routes())
+            .merge(plugins::routes());
+    }
+    if surface != Surface::NoAdmin {
+        app = app.merge(loggers::routes());
+    }
+    let mut app = app
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .with_state(state)
@@ -202,5 +263,163 @@ pub fn router(state: RestState) -> Router {
     if let Some(cors) = config.as_deref().and_then(cors) {
         app = app.layer(cors);
     }
+    let rules: Arc<[HeaderRule]> = config
+        .as_deref()
+        .map(|c| c.response_http_headers.clone())
+        .unwrap_or_default()
+        .into();
+    if !rules.is_empty() {
+        app = app.layer(axum::middleware::map_response(move |res: Response| {
+            let rules = rules.clone();
+            async move { apply_header_rules(&rules, res) }
+        }));
+    }
     app
+}
+
+/// The advertised URL (`http://host:port/`, Connect's form): scheme from
+/// `rest.advertised.listener`, else `http` when an `http` listener exists, else `https`; host
+/// and port from `rest.advertised.host.name`/`port`, else from the first listener of that
+/// scheme. `default_host` names the machine when the listener names no host.
+pub fn advertised_url(config: &WorkerConfig, default_host: impl FnOnce() -> String) -> String {
+    let scheme = config.rest_advertised_listener.clone().unwrap_or_else(|| {
+        if config.listeners.iter().any(|l| l.scheme == "http") {
+            "http".to_owned()
+        } else {
+            "https".to_owned()
+        }
+    });
+    let listener = config
+        .listeners
+        .iter()
+        .find(|l| l.scheme == scheme)
+        .or(config.listeners.first())
+        .expect("config requires one listener");
+    let host = config.rest_advertised_host_name.clone().unwrap_or_else(|| {
+        if listener.host.is_empty() || listener.host == "0.0.0.0" {
+            default_host()
+        } else {
+            listener.host.clone()
+        }
+    });
+    let port = config.rest_advertised_port.unwrap_or(listener.port);
+    if host.contains(':') {
+        format!("{scheme}://[{host}]:{port}/")
+    } else {
+        format!("{scheme}://{host}:{port}/")
+    }
+}
+
+/// The rustls configurations of the `https` listeners among `listeners` and of those among
+/// `admin.listeners` (`None` where there is none); errors name the key at fault.
+#[allow(clippy::type_complexity)]
+pub fn tls_configs(
+    config: &WorkerConfig,
+) -> anyhow::Result<(
+    Option<Arc<rustls::ServerConfig>>,
+    Option<Arc<rustls::ServerConfig>>,
+)> {
+    let tls_for = |listeners: &[Listener], prefix: &str| -> anyhow::Result<_> {
+        if !listeners.iter().any(Listener::is_https) {
+            return Ok(None);
+        }
+        let settings = tls::TlsSettings::from_config(config, prefix).map_err(anyhow::Error::msg)?;
+        Ok(Some(settings.server_config().map_err(anyhow::Error::msg)?))
+    };
+    Ok((
+        tls_for(&config.listeners, tls::LISTENERS_HTTPS_PREFIX)?,
+        tls_for(
+            config.admin_listeners.as_deref().unwrap_or_default(),
+            tls::ADMIN_LISTENERS_HTTPS_PREFIX,
+        )?,
+    ))
+}
+
+/// Binds every listener (`listeners`, then `admin.listeners`) and serves it until `shutdown`:
+/// plain HTTP or HTTPS (rustls), each with the resources of its [`Surface`]. Fails before
+/// serving anything when a listener cannot be bound or its TLS settings are unusable.
+pub async fn serve(
+    config: &WorkerConfig,
+    state: RestState,
+    shutdown: CancellationToken,
+) -> anyhow::Result<Vec<JoinHandle<std::io::Result<()>>>> {
+    let (main_surface, admin) = match &config.admin_listeners {
+        None => (Surface::All, Vec::new()),
+        Some(admin) => (Surface::NoAdmin, admin.clone()),
+    };
+    let (main_tls, admin_tls) = tls_configs(config)?;
+    let main_app = router_for(state.clone(), main_surface);
+    let admin_app = router_for(state, Surface::AdminOnly);
+    let mut bound = Vec::new();
+    for (listener, app, tls, what) in config
+        .listeners
+        .iter()
+        .map(|l| (l, &main_app, &main_tls, "REST server listening"))
+        .chain(
+            admin
+                .iter()
+                .map(|l| (l, &admin_app, &admin_tls, "REST admin endpoints listening")),
+        )
+    {
+        let host = if listener.host.is_empty() {
+            "0.0.0.0"
+        } else {
+            listener.host.as_str()
+        };
+        let socket = TcpListener::bind((host, listener.port))
+            .await
+            .with_context(|| format!("failed to bind REST listener {listener}"))?;
+        tracing::info!(address = %socket.local_addr()?, scheme = %listener.scheme, "{what}");
+        let tls = if listener.is_https() {
+            tls.clone()
+        } else {
+            None
+        };
+        bound.push((socket, app.clone(), tls));
+    }
+    let mut servers = Vec::new();
+    for (socket, app, tls) in bound {
+        let shutdown = shutdown.clone();
+        servers.push(tokio::spawn(async move {
+            let stop = shutdown.clone();
+            match tls {
+                None => {
+                    axum::serve(socket, app)
+                        .with_graceful_shutdown(async move { stop.cancelled().await })
+                        .await
+                }
+                Some(tls) => {
+                    axum::serve(tls::TlsListener::new(socket, tls, shutdown), app)
+                        .with_graceful_shutdown(async move { stop.cancelled().await })
+                        .await
+                }
+            }
+        }));
+    }
+    Ok(servers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_rules_set_add_and_date() {
+        let rules = crate::config::parse_header_rules(
+            "set X-Frame-Options: DENY, add Vary: Origin, setDate Expires: 60000",
+        )
+        .unwrap();
+        let mut res = StatusCode::OK.into_response();
+        res.headers_mut()
+            .insert("x-frame-options", HeaderValue::from_static("SAMEORIGIN"));
+        res.headers_mut()
+            .insert("vary", HeaderValue::from_static("Accept"));
+        let res = apply_header_rules(&rules, res);
+        assert_eq!(res.headers()["x-frame-options"], "DENY");
+        let vary: Vec<_> = res.headers().get_all("vary").iter().collect();
+        assert_eq!(vary, ["Accept", "Origin"]);
+        let expires = res.headers()["expires"].to_str().unwrap();
+        let when = httpdate::parse_http_date(expires).unwrap();
+        assert!(when > SystemTime::now());
+    }
 }
