@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The README's test command: brings up what the tests need (a local Apache Kafka and
-# PostgreSQL), runs the whole suite, and stops what it started. Exits non-zero on any failure.
+# The README's test command: brings up what the tests need (a local Apache Kafka, PostgreSQL
+# and an S3-compatible server), runs the whole suite, and stops what it started. Exits non-zero on any failure.
 #
 #   tests/run.sh                 # everything
 #   tests/run.sh -p connect-api  # extra arguments go to `cargo test`
@@ -30,7 +30,13 @@ if ! "$root/deploy/postgres.sh" status | grep -q running; then started+=(postgre
 pg_out=$("$root/deploy/postgres.sh" up)
 export "${pg_out##*$'\n'}"
 
-echo "tests/run.sh: KAFKA_BOOTSTRAP_SERVERS=$KAFKA_BOOTSTRAP_SERVERS DATABASE_URL=$DATABASE_URL"
+# The object-store sink's S3 test: moto's S3-compatible server (any credentials are accepted).
+if ! "$root/deploy/s3.sh" status | grep -q running; then started+=(s3); fi
+s3_out=$("$root/deploy/s3.sh" up)
+export "${s3_out##*$'\n'}"
+export AWS_ACCESS_KEY_ID=${AWS_ACCESS_KEY_ID:-test} AWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY:-test}
+
+echo "tests/run.sh: KAFKA_BOOTSTRAP_SERVERS=$KAFKA_BOOTSTRAP_SERVERS DATABASE_URL=$DATABASE_URL S3_ENDPOINT=$S3_ENDPOINT"
 
 if [ "${CI:-}" = true ]; then
   cargo fmt --all -- --check
