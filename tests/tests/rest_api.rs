@@ -735,3 +735,121 @@ async fn bad_input_gets_connects_error_body_and_the_worker_keeps_serving() {
     let (s, h) = w.send("GET", "/health", None).await;
     assert_eq!((s, h["status"].as_str()), (200, Some("healthy")));
 }
+
+/// A source connector with its own `offsets.storage.topic` under exactly-once: `GET` reads that
+/// topic, `PATCH`/`DELETE` write there, and altering first fences the transactional ids of the
+/// connector's last task generation (a zombie holding one cannot commit afterwards).
+#[tokio::test(flavor = "multi_thread")]
+async fn source_offsets_use_the_connectors_topic_and_fence_zombies_first() {
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+
+    let spec = ClusterSpec::new("rest-eos-offsets").set("exactly.once.source.support", "enabled");
+    let w = spec.start_worker().await;
+    healthy(&w).await;
+    let own_topic = unique("rest-eos-own-offsets");
+    let data = unique("rest-eos-data");
+    let (s, b) = w
+        .send(
+            "POST",
+            "/connectors",
+            Some(json!({"name": "src", "config": {
+                "connector.class": VERIFIABLE, "tasks.max": "2", "topic": data,
+                "throughput": "50", "offsets.storage.topic": own_topic}})),
+        )
+        .await;
+    assert_eq!(s, 201, "{b}");
+    eventually(Duration::from_secs(90), "2 tasks running", || async {
+        connect_tests::worker::running_tasks(&w, "src", 2).await
+    })
+    .await;
+    eventually(Duration::from_secs(60), "offsets committed", || async {
+        let o = w.get("/connectors/src/offsets").await.ok()?;
+        (o["offsets"].as_array()?.len() == 2).then_some(())
+    })
+    .await;
+
+    // An offset only the connector's own topic holds is listed.
+    kafka::produce(
+        &own_topic,
+        [(
+            Some(r#"["src",{"id":7}]"#.to_owned()),
+            Some(r#"{"seqno":3}"#.to_owned()),
+        )]
+        .into_iter(),
+    )
+    .await;
+    let o = w.get("/connectors/src/offsets").await.unwrap();
+    assert!(
+        o["offsets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["partition"] == json!({"id": 7}) && e["offset"] == json!({"seqno": 3})),
+        "{o}"
+    );
+
+    let (s, _) = w.send("PUT", "/connectors/src/stop", None).await;
+    assert_eq!(s, 204);
+    eventually(Duration::from_secs(30), "src stopped", || async {
+        let tasks = w.get("/connectors/src/tasks").await.ok()?;
+        tasks.as_array().is_some_and(|t| t.is_empty()).then_some(())
+    })
+    .await;
+
+    // A zombie of task 1 with an open transaction.
+    let zombie_id = format!("{}-src-1", spec.group_id);
+    let zombie: BaseProducer = kafka::client_config()
+        .set("transactional.id", &zombie_id)
+        .create()
+        .unwrap();
+    zombie.init_transactions(Duration::from_secs(30)).unwrap();
+    zombie.begin_transaction().unwrap();
+    zombie
+        .send(BaseRecord::to(&data).key("zombie").payload("late"))
+        .map_err(|(e, _)| e)
+        .unwrap();
+    zombie.flush(Duration::from_secs(10)).unwrap();
+
+    let (s, b) = w
+        .send(
+            "PATCH",
+            "/connectors/src/offsets",
+            Some(json!({"offsets": [{"partition": {"id": 9}, "offset": {"seqno": 42}}]})),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    let fenced = zombie.commit_transaction(Duration::from_secs(30));
+    assert!(
+        fenced.is_err(),
+        "the zombie committed after the offsets were altered"
+    );
+    assert!(
+        w.log_text()
+            .contains("fencing zombie tasks of the previous generation"),
+        "no fencing round in the worker log"
+    );
+
+    // The altered offset is in the connector's own topic.
+    let own = |key: &str| {
+        kafka::read_all(
+            &[own_topic.as_str()],
+            Isolation::ReadCommitted,
+            Duration::from_secs(30),
+        )
+        .into_iter()
+        .filter(|r| r.key.as_deref() == Some(key))
+        .map(|r| r.value)
+        .collect::<Vec<_>>()
+    };
+    let written = own(r#"["src",{"id":9}]"#);
+    assert_eq!(written.last(), Some(&Some(r#"{"seqno":42}"#.to_owned())));
+
+    // Reset tombstones every partition there, including the one only that topic held.
+    let (s, b) = w.send("DELETE", "/connectors/src/offsets", None).await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(own(r#"["src",{"id":7}]"#).last(), Some(&None));
+    assert_eq!(
+        w.get("/connectors/src/offsets").await.unwrap(),
+        json!({"offsets": []})
+    );
+}

@@ -7,6 +7,13 @@
 //!   `consumer.override.group.id`).
 //! - The connector's own `alter_offsets` hook is asked first; it decides the success message and
 //!   may refuse the request.
+//! - A source connector with its own `offsets.storage.topic` (other than the worker's) reads
+//!   and writes there, over the worker's global topic, as its tasks do
+//!   ([`ConnectorOffsetBackingStore`]): `GET` lists the union (connector topic first), writes go
+//!   to the connector topic (tombstones to both).
+//! - With `exactly.once.source.support=enabled`, the leader runs a zombie-fencing round for a
+//!   source connector before altering or resetting its offsets (as Connect does), so no task of
+//!   an earlier generation can commit offsets afterwards; the stopped check is then repeated.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -17,7 +24,9 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use connect_api::config::connector::{CONNECTOR_CLASS_CONFIG, TOPICS_CONFIG};
+use std::sync::Arc;
+
+use connect_api::config::connector::{CONNECTOR_CLASS_CONFIG, OFFSETS_TOPIC_CONFIG, TOPICS_CONFIG};
 use connect_api::connector::SourceOffsets;
 use connect_api::{ConfigMap, ConnectorInstance, TopicPartition};
 use rdkafka::admin::{AdminClient, AdminOptions};
@@ -30,8 +39,11 @@ use serde_json::{Value, json};
 
 use super::connectors::{REFRESH_TIMEOUT, internal, not_found, type_name};
 use super::{ApiError, RestState, body, forward};
+use crate::config::ExactlyOnceSourceSupport;
 use crate::herder::HerderHandle;
-use crate::storage::{StorageError, TargetState};
+use crate::storage::offsets::{ConnectorOffsetBackingStore, OffsetStoreSettings};
+use crate::storage::topics::TopicSettings;
+use crate::storage::{OffsetBackingStore, StorageError, TargetState};
 
 const KAFKA_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -96,14 +108,15 @@ async fn get_offsets(
         .ok_or_else(|| not_found(format!("Connector {name} not found")))?;
     let offsets: Vec<Value> = match type_name(h, &config) {
         "sink" => h.sink_offsets(&name, &config).await.map_err(internal)?,
-        _ => h
-            .offset_store
-            .all_for_connector(&name)
-            .await
-            .map_err(internal)?
-            .into_iter()
-            .map(|(p, o)| json!({"partition": p, "offset": o}))
-            .collect(),
+        _ => {
+            let store = SourceOffsetStore::open(h, &config).await?;
+            let all = store.store.all_for_connector(&name).await;
+            store.close().await;
+            all.map_err(internal)?
+                .into_iter()
+                .map(|(p, o)| json!({"partition": p, "offset": o}))
+                .collect()
+        }
     };
     Ok(Json(json!({ "offsets": offsets })))
 }
@@ -120,6 +133,78 @@ struct OffsetsRequest {
 struct OffsetEntry {
     partition: Option<Value>,
     offset: Option<Value>,
+}
+
+/// The offsets store of a source connector, as its tasks see it: its own
+/// `offsets.storage.topic` (opened for this request) over the worker's global topic, or the
+/// global topic alone.
+struct SourceOffsetStore {
+    store: ConnectorOffsetBackingStore,
+    opened: Option<Arc<OffsetBackingStore>>,
+}
+
+impl SourceOffsetStore {
+    async fn open(h: &HerderHandle, config: &ConfigMap) -> Result<Self, ApiError> {
+        let Some(topic) = config
+            .get(OFFSETS_TOPIC_CONFIG)
+            .map(|t| t.trim())
+            .filter(|t| !t.is_empty() && *t != h.config.offset_storage_topic)
+        else {
+            return Ok(Self {
+                store: ConnectorOffsetBackingStore::worker_only(h.offset_store.clone()),
+                opened: None,
+            });
+        };
+        let store = OffsetBackingStore::start(OffsetStoreSettings {
+            topic: TopicSettings::new(
+                topic,
+                h.config.offset_storage_partitions,
+                h.config.offset_storage_replication_factor.into(),
+            ),
+            client: client_config(h),
+            client_id: format!("{}-offsets-rest-{topic}", h.config.group_id),
+            read_committed: h.config.exactly_once_source_support
+                == ExactlyOnceSourceSupport::Enabled,
+        })
+        .await
+        .map_err(|e| internal(format!("Failed to open offsets topic {topic}: {e}")))?;
+        let store = Arc::new(store);
+        Ok(Self {
+            store: ConnectorOffsetBackingStore::with_connector_store(
+                store.clone(),
+                Some(h.offset_store.clone()),
+            ),
+            opened: Some(store),
+        })
+    }
+
+    async fn close(self) {
+        if let Some(s) = self.opened {
+            s.stop().await;
+        }
+    }
+}
+
+/// Under exactly-once, fences the source connector's earlier task generations (the leader's
+/// zombie-fencing round), then checks again that it is stopped; returns its config.
+async fn fence_before_modifying(
+    h: &HerderHandle,
+    name: &str,
+    config: ConfigMap,
+) -> Result<ConfigMap, ApiError> {
+    if h.config.exactly_once_source_support != ExactlyOnceSourceSupport::Enabled {
+        return Ok(config);
+    }
+    tracing::debug!(
+        connector = name,
+        "zombie fencing before modifying the offsets of a source connector"
+    );
+    h.fence_zombies(name).await.map_err(|e| {
+        internal(format!(
+            "Failed to perform zombie fencing for source connector prior to modifying offsets: {e}"
+        ))
+    })?;
+    stopped_connector_config(h, name).await
 }
 
 /// The connector's config once it is known to be stopped with no tasks (after reading the
@@ -182,11 +267,15 @@ async fn alter_offsets(
         }
         ConnectorInstance::Source(c) => {
             let offsets = parse_source_offsets(&entries)?;
+            let config = fence_before_modifying(h, &name, config.clone()).await?;
             let external = c
                 .alter_offsets(&config, &offsets)
                 .await
                 .map_err(|e| hook_failed(&name, e))?;
-            write_source_offsets(h, &name, &offsets).await?;
+            let store = SourceOffsetStore::open(h, &config).await?;
+            let written = write_source_offsets(&store.store, &name, &offsets).await;
+            store.close().await;
+            written?;
             external
         }
     };
@@ -228,20 +317,27 @@ async fn reset_offsets(
             external
         }
         ConnectorInstance::Source(c) => {
-            let offsets: SourceOffsets = h
-                .offset_store
-                .all_for_connector(&name)
-                .await
-                .map_err(internal)?
-                .into_iter()
-                .map(|(p, _)| (p, None))
-                .collect();
-            let external = c
-                .alter_offsets(&config, &offsets)
-                .await
-                .map_err(|e| hook_failed(&name, e))?;
-            write_source_offsets(h, &name, &offsets).await?;
-            external
+            let config = fence_before_modifying(h, &name, config.clone()).await?;
+            let store = SourceOffsetStore::open(h, &config).await?;
+            let result = async {
+                let offsets: SourceOffsets = store
+                    .store
+                    .all_for_connector(&name)
+                    .await
+                    .map_err(internal)?
+                    .into_iter()
+                    .map(|(p, _)| (p, None))
+                    .collect();
+                let external = c
+                    .alter_offsets(&config, &offsets)
+                    .await
+                    .map_err(|e| hook_failed(&name, e))?;
+                write_source_offsets(&store.store, &name, &offsets).await?;
+                Ok::<_, ApiError>(external)
+            }
+            .await;
+            store.close().await;
+            result?
         }
     };
     let message = if external { RESET } else { RESET_FRAMEWORK };
@@ -294,19 +390,16 @@ fn parse_source_offsets(entries: &[OffsetEntry]) -> Result<SourceOffsets, ApiErr
 }
 
 async fn write_source_offsets(
-    h: &HerderHandle,
+    store: &ConnectorOffsetBackingStore,
     name: &str,
     offsets: &SourceOffsets,
 ) -> Result<(), ApiError> {
-    h.offset_store
-        .set(name, offsets)
-        .await
-        .map_err(|e| match e {
-            StorageError::Data(m) => bad_request(m),
-            other => internal(format!(
-                "Failed to write offsets for connector {name}: {other}"
-            )),
-        })
+    store.set(name, offsets).await.map_err(|e| match e {
+        StorageError::Data(m) => bad_request(m),
+        other => internal(format!(
+            "Failed to write offsets for connector {name}: {other}"
+        )),
+    })
 }
 
 /// The text of a JSON value as Connect quotes it in messages.
