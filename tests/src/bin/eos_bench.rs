@@ -96,12 +96,15 @@ fn bare_transactional(n: usize, batch: usize) -> f64 {
     let offsets = unique("bench-bare-offsets");
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(kafka::create_topics(&[&topic, &offsets], 1));
-    let p: ThreadedProducer<DefaultProducerContext> = client_config()
+    let mut config = client_config();
+    config
         .set("transactional.id", unique("bench-txn"))
         .set("enable.idempotence", "true")
-        .set("acks", "all")
-        .create()
-        .unwrap();
+        .set("acks", "all");
+    if let Ok(ms) = std::env::var("BENCH_RETRY_BACKOFF_MS") {
+        config.set("retry.backoff.ms", ms);
+    }
+    let p: ThreadedProducer<DefaultProducerContext> = config.create().unwrap();
     p.init_transactions(Duration::from_secs(30)).unwrap();
     let start = Instant::now();
     let mut seqno = 0usize;
@@ -125,6 +128,11 @@ fn bare_transactional(n: usize, batch: usize) -> f64 {
         )
         .map_err(|(e, _)| e)
         .unwrap();
+        // As the worker does: drain the queue first, or rdkafka's flush inside
+        // commit_transaction waits in 100 ms polls (see runtime/exactly_once.rs).
+        while p.in_flight_count() > 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         p.commit_transaction(Duration::from_secs(30)).unwrap();
     }
     let took = start.elapsed();
