@@ -227,6 +227,25 @@ impl WorkerProc {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// Waits until `GET /health` answers `healthy`.
+    pub async fn wait_healthy(&self) {
+        eventually(Duration::from_secs(60), "worker healthy", || async {
+            let (s, b) = self.send("GET", "/health", None).await;
+            (s == 200 && b["status"] == "healthy").then_some(())
+        })
+        .await;
+    }
+
+    /// Whether the worker's latest assignment made it the leader (from its log).
+    pub fn is_leader(&self) -> Option<bool> {
+        let log = self.log_text();
+        let line = log
+            .lines()
+            .rev()
+            .find(|l| l.contains("assignment received"))?;
+        Some(line.contains("is_leader=true"))
+    }
+
     fn pid(&self) -> Option<i32> {
         self.child.as_ref().map(|c| c.id() as i32)
     }

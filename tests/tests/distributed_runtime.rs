@@ -173,6 +173,12 @@ async fn file_sink_writes_every_record_of_a_topic() {
     )
     .await;
     assert_eq!(lines, (0..n).map(|i| format!("line-{i}")).collect());
+    // KIP-558: a sink records the topics it consumed.
+    eventually(Duration::from_secs(30), "active topic recorded", || async {
+        let t = w.get("/connectors/fs/topics").await.ok()?;
+        (t["fs"]["topics"] == json!([topic])).then_some(())
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use connect_tests::unique;
-use connect_tests::worker::{ClusterSpec, WorkerProc, eventually, free_port};
+use connect_tests::worker::{ClusterSpec, eventually, free_port};
 use serde_json::{Value, json};
 
 const VERIFIABLE: &str = "org.apache.kafka.connect.tools.VerifiableSourceConnector";
@@ -55,24 +55,6 @@ fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-async fn healthy(w: &WorkerProc) {
-    eventually(Duration::from_secs(60), "worker healthy", || async {
-        let (s, b) = w.send("GET", "/health", None).await;
-        (s == 200 && b["status"] == "healthy").then_some(())
-    })
-    .await;
-}
-
-/// Whether the worker's latest assignment made it the leader (from its log).
-fn is_leader(w: &WorkerProc) -> Option<bool> {
-    let log = w.log_text();
-    let line = log
-        .lines()
-        .rev()
-        .find(|l| l.contains("assignment received"))?;
-    Some(line.contains("is_leader=true"))
-}
-
 async fn get(
     client: &reqwest::Client,
     url: &str,
@@ -111,7 +93,7 @@ async fn https_and_http_listeners_at_once() {
             .as_str()
             .is_some_and(|s| !s.is_empty())
     );
-    healthy(&w).await;
+    w.wait_healthy().await;
 
     // The same API on the plain listener.
     let (s, _, body) = get(
@@ -176,7 +158,7 @@ async fn follower_forwards_to_an_https_only_leader_with_client_certificates() {
         .set("ssl.client.auth", "required")
         .with_client(client_trusting(&cert, true));
     let leader = leader_spec.start_worker().await;
-    healthy(&leader).await;
+    leader.wait_healthy().await;
 
     // Without a client certificate the leader refuses the connection.
     let refused = get(&client_trusting(&cert, false), &leader.url("/")).await;
@@ -190,12 +172,12 @@ async fn follower_forwards_to_an_https_only_leader_with_client_certificates() {
         .set("listeners.https.ssl.certificate.location", path(&cert.cert))
         .set("listeners.https.ssl.key.location", path(&cert.key));
     let follower = follower_spec.start_worker().await;
-    healthy(&follower).await;
+    follower.wait_healthy().await;
     eventually(
         Duration::from_secs(60),
         "one leader, one follower",
         || async {
-            (is_leader(&leader) == Some(true) && is_leader(&follower) == Some(false)).then_some(())
+            (leader.is_leader() == Some(true) && follower.is_leader() == Some(false)).then_some(())
         },
     )
     .await;

@@ -195,7 +195,11 @@ async fn main() -> anyhow::Result<()> {
     );
 
     let registry = Arc::new(connect_connectors::builtin_plugins());
-    let status = StatusReporter::spawn(status_store.clone(), worker_id.clone());
+    let track_topics = config
+        .raw
+        .get(connect_worker::config::TOPIC_TRACKING_ENABLE)
+        .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false"));
+    let status = StatusReporter::spawn(status_store.clone(), worker_id.clone(), track_topics);
     let (requests_tx, requests_rx) = mpsc::unbounded_channel();
     let (commands_tx, commands_rx) = mpsc::unbounded_channel();
     let worker = Worker::new(

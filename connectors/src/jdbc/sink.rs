@@ -202,15 +202,7 @@ impl Writer {
         .fetch_all(&self.pool)
         .await
         .map_err(|e| pg::db_error("failed to read stored offsets", e))?;
-        let stored: BTreeMap<TopicPartition, i64> = rows
-            .iter()
-            .map(|r| {
-                (
-                    TopicPartition::new(r.get::<String, _>(0), r.get::<i32, _>(1)),
-                    r.get::<i64, _>(2),
-                )
-            })
-            .collect();
+        let stored = stored_offsets(&rows);
         let mut rewinds = Vec::new();
         for tp in partitions {
             // No stored offset: nothing of this partition was written yet; start at 0 so the
@@ -348,15 +340,7 @@ impl Writer {
         .fetch_all(&mut **tx)
         .await
         .map_err(|e| pg::db_error("failed to lock stored offsets", e))?;
-        let stored: BTreeMap<TopicPartition, i64> = rows
-            .iter()
-            .map(|r| {
-                (
-                    TopicPartition::new(r.get::<String, _>(0), r.get::<i32, _>(1)),
-                    r.get::<i64, _>(2),
-                )
-            })
-            .collect();
+        let stored = stored_offsets(&rows);
         let unchanged = partitions
             .keys()
             .zip(&expected)
@@ -703,6 +687,18 @@ impl Writer {
 
 /// Runs the writes and deletes of one chunk as (at most) two statements. With a primary key,
 /// only the last operation per key counts.
+/// `(topic, kafka_partition, next_offset)` rows of an offsets table, by partition.
+fn stored_offsets(rows: &[sqlx::postgres::PgRow]) -> BTreeMap<TopicPartition, i64> {
+    rows.iter()
+        .map(|r| {
+            (
+                TopicPartition::new(r.get::<String, _>(0), r.get::<i32, _>(1)),
+                r.get::<i64, _>(2),
+            )
+        })
+        .collect()
+}
+
 async fn execute_ops(
     tx: &mut Transaction<'static, Postgres>,
     table: &str,

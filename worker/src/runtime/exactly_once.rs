@@ -47,6 +47,7 @@ use tokio::time::Instant;
 
 use super::convert::RecordConverters;
 use super::source::{await_delivery, convert_record, partition_key, try_send};
+use super::topics::ActiveTopics;
 use super::{
     BackendOffsetReader, ConnectorTaskId, SourceOffsetBackend, TaskStatusListener, TokioTimer,
 };
@@ -189,6 +190,7 @@ struct Runner {
     in_transaction: VecDeque<Sent>,
     /// Latest offset per source partition staged for the next commit.
     staged: BTreeMap<String, (SourcePartition, Option<SourceOffset>)>,
+    topics: ActiveTopics,
 }
 
 /// Runs an exactly-once source task until cancelled or failed; always ends with the task
@@ -216,6 +218,7 @@ pub async fn run_exactly_once_source_task(
                 transaction_open: false,
                 in_transaction: VecDeque::new(),
                 staged: BTreeMap::new(),
+                topics: ActiveTopics::new(id.clone(), status.clone()),
             };
             let outcome = runner.execute().await;
             runner.stats.log(&id);
@@ -528,6 +531,9 @@ impl Runner {
                 Some(d) => Some(await_delivery(&sent.record.topic, d).await?),
                 None => None,
             };
+            if metadata.is_some() {
+                self.topics.record(&sent.record.topic);
+            }
             self.task.commit_record(&sent.record, metadata.as_ref())?;
         }
         self.task.commit().await?;

@@ -18,6 +18,7 @@ pub mod exactly_once;
 mod offsets;
 pub mod sink;
 pub mod source;
+pub mod topics;
 pub mod worker;
 
 use std::sync::Arc;
@@ -37,6 +38,8 @@ pub trait TaskStatusListener: Send + Sync {
     fn on_failure(&self, id: &ConnectorTaskId, trace: String);
     /// The task stopped cleanly (rebalance, shutdown, stop).
     fn on_shutdown(&self, id: &ConnectorTaskId);
+    /// The task used `topic` for the first time in this run (KIP-558 active topics).
+    fn on_topic_used(&self, _id: &ConnectorTaskId, _topic: &str) {}
 }
 
 /// Where source offsets live (the offsets topic), keyed by connector.

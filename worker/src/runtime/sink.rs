@@ -50,6 +50,7 @@ use tokio::sync::watch;
 
 use super::convert::{RecordConverters, conversion_error};
 use super::errors::{ErrorHandler, RawRecord, SinkErrantRecordReporter, Stage};
+use super::topics::ActiveTopics;
 use super::{ConnectorTaskId, TaskStatusListener, TokioTimer};
 
 /// Records handed to one `put` at most.
@@ -419,6 +420,7 @@ fn poll_loop(
 ) -> Result<(), ConnectError> {
     let mut next_commit = Instant::now() + run.offset_commit_interval;
     let mut paused = false;
+    let mut topics = ActiveTopics::new(run.id.clone(), run.status.clone());
     while !run.cancel.is_cancelled() {
         if let Some(e) = shared
             .failure
@@ -468,6 +470,9 @@ fn poll_loop(
         if !batch.is_empty() {
             shared.reporter.set_batch(raws);
             put_with_retries(run, shared, batch)?;
+        }
+        for (tp, _) in &next {
+            topics.record(&tp.topic);
         }
         let mut cur = shared.current.lock().unwrap_or_else(|p| p.into_inner());
         let owned = shared.control.lock().assignment.clone();

@@ -40,6 +40,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::convert::{RecordConverters, conversion_error};
+use super::topics::ActiveTopics;
 use super::{
     BackendOffsetReader, ConnectorTaskId, SourceOffsetBackend, TaskStatusListener, TokioTimer,
 };
@@ -203,6 +204,7 @@ struct Runner {
     in_flight: VecDeque<InFlight>,
     /// Latest offset per source partition among records sent since the last offset flush.
     pending_offsets: BTreeMap<String, (SourcePartition, Option<SourceOffset>)>,
+    topics: ActiveTopics,
 }
 
 impl Runner {
@@ -215,6 +217,9 @@ impl Runner {
             Some(d) => Some(await_delivery(&entry.record.topic, d).await?),
             None => None,
         };
+        if metadata.is_some() {
+            self.topics.record(&entry.record.topic);
+        }
         self.task.commit_record(&entry.record, metadata.as_ref())
     }
 
@@ -229,6 +234,9 @@ impl Runner {
                 },
             };
             let entry = self.in_flight.pop_front().expect("front exists");
+            if metadata.is_some() {
+                self.topics.record(&entry.record.topic);
+            }
             self.task.commit_record(&entry.record, metadata.as_ref())?;
         }
         Ok(())
@@ -300,11 +308,13 @@ impl Runner {
 pub async fn run_source_task(run: SourceTaskRun, task: Box<dyn SourceTask>) {
     let id = run.id.clone();
     let status = run.status.clone();
+    let topics = ActiveTopics::new(run.id.clone(), run.status.clone());
     let mut runner = Runner {
         run,
         task,
         in_flight: VecDeque::new(),
         pending_offsets: BTreeMap::new(),
+        topics,
     };
     let outcome = runner.execute().await;
     // Connect calls stop even after a failure, so the task can release its resources.

@@ -29,7 +29,7 @@ use crate::storage::offsets::OffsetStoreSettings;
 use crate::storage::topics::TopicSettings;
 use crate::storage::{
     ConnectorOffsetBackingStore, ConnectorState, ConnectorStatus, OffsetBackingStore,
-    StatusBackingStore, TargetState, TaskStatus,
+    StatusBackingStore, TargetState, TaskStatus, TopicStatus,
 };
 
 /// Writes connector and task states to the status topic, in the order they happen, stamped
@@ -37,16 +37,23 @@ use crate::storage::{
 pub struct StatusReporter {
     worker_id: String,
     generation: AtomicI32,
+    /// `topic.tracking.enable`: whether tasks' active topics are recorded.
+    track_topics: bool,
     queue: mpsc::UnboundedSender<StatusUpdate>,
 }
 
 enum StatusUpdate {
     Connector(ConnectorStatus),
     Task(TaskStatus),
+    Topic(TopicStatus),
 }
 
 impl StatusReporter {
-    pub fn spawn(store: Arc<StatusBackingStore>, worker_id: String) -> Arc<Self> {
+    pub fn spawn(
+        store: Arc<StatusBackingStore>,
+        worker_id: String,
+        track_topics: bool,
+    ) -> Arc<Self> {
         let (queue, mut rx) = mpsc::unbounded_channel::<StatusUpdate>();
         tokio::spawn(async move {
             while let Some(update) = rx.recv().await {
@@ -62,6 +69,7 @@ impl StatusReporter {
                     }
                     StatusUpdate::Connector(s) => store.put_connector_status(s).await,
                     StatusUpdate::Task(s) => store.put_task_status(s).await,
+                    StatusUpdate::Topic(t) => store.put_topic(t).await,
                 };
                 if let Err(e) = result {
                     tracing::warn!(error = %e, "failed to write status");
@@ -71,6 +79,7 @@ impl StatusReporter {
         Arc::new(StatusReporter {
             worker_id,
             generation: AtomicI32::new(-1),
+            track_topics,
             queue,
         })
     }
@@ -106,6 +115,20 @@ impl TaskStatusListener for StatusReporter {
     }
     fn on_shutdown(&self, id: &ConnectorTaskId) {
         self.task(id, ConnectorState::Unassigned, None);
+    }
+    fn on_topic_used(&self, id: &ConnectorTaskId, topic: &str) {
+        if !self.track_topics {
+            return;
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        let _ = self.queue.send(StatusUpdate::Topic(TopicStatus {
+            topic: topic.to_owned(),
+            connector: id.connector.clone(),
+            task: id.task,
+            discover_timestamp: now,
+        }));
     }
 }
 
