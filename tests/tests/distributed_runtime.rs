@@ -143,6 +143,28 @@ async fn verifiable_source_is_at_least_once_when_workers_are_killed() {
     assert_all_seqnos(&topic, 2, max);
 }
 
+/// The sum of the offsets `group` committed for the partitions of `topic`.
+fn committed_total(group: &str, topic: &str, partitions: i32) -> i64 {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    let consumer: BaseConsumer = kafka::client_config()
+        .set("group.id", group)
+        .create()
+        .unwrap();
+    let mut tpl = rdkafka::TopicPartitionList::new();
+    for p in 0..partitions {
+        tpl.add_partition(topic, p);
+    }
+    let committed = consumer
+        .committed_offsets(tpl, Duration::from_secs(10))
+        .unwrap();
+    committed
+        .elements()
+        .iter()
+        .filter_map(|e| e.offset().to_raw())
+        .filter(|o| *o >= 0)
+        .sum()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn file_sink_writes_every_record_of_a_topic() {
     let spec = ClusterSpec::new("filesink");
@@ -152,12 +174,14 @@ async fn file_sink_writes_every_record_of_a_topic() {
     let n = 500;
     kafka::produce(&topic, (0..n).map(|i| (None, Some(format!("line-{i}"))))).await;
     let file = spec.dir.join("sink.txt");
+    // The group is `connect-fs` unless overridden, as here.
+    let group = unique("fs-group");
     create(
         &w,
         "fs",
         json!({
             "connector.class": "FileStreamSink", "tasks.max": "2", "topics": topic,
-            "file": file.to_str().unwrap(),
+            "file": file.to_str().unwrap(), "consumer.override.group.id": group,
             "value.converter": "org.apache.kafka.connect.storage.StringConverter",
         }),
     )
@@ -173,6 +197,19 @@ async fn file_sink_writes_every_record_of_a_topic() {
     )
     .await;
     assert_eq!(lines, (0..n).map(|i| format!("line-{i}")).collect());
+    // The sink's offsets are committed in the overriding group.
+    eventually(
+        Duration::from_secs(30),
+        "offsets committed in the group",
+        || async {
+            let (g, t) = (group.clone(), topic.clone());
+            let committed = tokio::task::spawn_blocking(move || committed_total(&g, &t, 2))
+                .await
+                .unwrap();
+            (committed == n as i64).then_some(())
+        },
+    )
+    .await;
     // KIP-558: a sink records the topics it consumed.
     eventually(Duration::from_secs(30), "active topic recorded", || async {
         let t = w.get("/connectors/fs/topics").await.ok()?;

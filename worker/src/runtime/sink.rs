@@ -354,8 +354,12 @@ pub fn run_sink_task(run: SinkTaskRun, task: Box<dyn SinkTask>, rt: Handle) {
 
 fn execute(run: &SinkTaskRun, shared: &Arc<Shared>) -> Result<(), ConnectError> {
     let mut cfg = run.consumer_config.clone();
-    cfg.set("group.id", sink_group_id(&run.id.connector))
-        .set("enable.auto.commit", "false")
+    // `connect-<connector>` unless `consumer.override.group.id` (or the worker's
+    // `consumer.group.id`) says otherwise, as in Connect.
+    if cfg.get("group.id").is_none() {
+        cfg.set("group.id", sink_group_id(&run.id.connector));
+    }
+    cfg.set("enable.auto.commit", "false")
         .set("enable.auto.offset.store", "false")
         .set("auto.offset.reset", "earliest")
         .set("client.id", format!("connector-consumer-{}", run.id));
