@@ -16,7 +16,8 @@
 #   nodes=3: brokers 127.0.0.1:39192,39193,39194, controllers 39292,39293,39294
 #
 # `up` waits until every broker answers metadata requests and prints
-# KAFKA_BOOTSTRAP_SERVERS=... as its last line. Override ports with KAFKA_PORT_BASE.
+# KAFKA_BOOTSTRAP_SERVERS=... as its last line. Override the ports with KAFKA_PORT_BASE (one
+# node) and KAFKA3_PORT_BASE (three nodes), e.g. to run a second checkout's tests side by side.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,7 +40,7 @@ done
 case "$nodes" in ''|*[!0-9]*|0) echo "kafka.sh: --nodes must be a positive number" >&2; exit 2 ;; esac
 
 if [ "$nodes" = 1 ]; then base=${KAFKA_PORT_BASE:-39092}; ctl_base=$((base + 1))
-else base=${KAFKA_PORT_BASE:-39192}; ctl_base=$((base + 100)); fi
+else base=${KAFKA3_PORT_BASE:-39192}; ctl_base=$((base + 100)); fi
 cluster=$home/cluster-n$nodes
 
 broker_port() { echo $((base + $1 - 1)); }
