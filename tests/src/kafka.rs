@@ -248,3 +248,21 @@ pub async fn create_compacted_topic(name: &str, partitions: i32) {
         r.unwrap_or_else(|(t, e)| panic!("failed to create topic {t}: {e}"));
     }
 }
+
+/// The sum of the offsets `group` committed for the partitions of `topic`.
+pub fn committed_total(group: &str, topic: &str, partitions: i32) -> i64 {
+    let consumer: BaseConsumer = client_config().set("group.id", group).create().unwrap();
+    let mut tpl = rdkafka::TopicPartitionList::new();
+    for p in 0..partitions {
+        tpl.add_partition(topic, p);
+    }
+    let committed = consumer
+        .committed_offsets(tpl, Duration::from_secs(10))
+        .unwrap();
+    committed
+        .elements()
+        .iter()
+        .filter_map(|e| e.offset().to_raw())
+        .filter(|o| *o >= 0)
+        .sum()
+}

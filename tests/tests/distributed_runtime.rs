@@ -143,28 +143,6 @@ async fn verifiable_source_is_at_least_once_when_workers_are_killed() {
     assert_all_seqnos(&topic, 2, max);
 }
 
-/// The sum of the offsets `group` committed for the partitions of `topic`.
-fn committed_total(group: &str, topic: &str, partitions: i32) -> i64 {
-    use rdkafka::consumer::{BaseConsumer, Consumer};
-    let consumer: BaseConsumer = kafka::client_config()
-        .set("group.id", group)
-        .create()
-        .unwrap();
-    let mut tpl = rdkafka::TopicPartitionList::new();
-    for p in 0..partitions {
-        tpl.add_partition(topic, p);
-    }
-    let committed = consumer
-        .committed_offsets(tpl, Duration::from_secs(10))
-        .unwrap();
-    committed
-        .elements()
-        .iter()
-        .filter_map(|e| e.offset().to_raw())
-        .filter(|o| *o >= 0)
-        .sum()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn file_sink_writes_every_record_of_a_topic() {
     let spec = ClusterSpec::new("filesink");
@@ -203,7 +181,7 @@ async fn file_sink_writes_every_record_of_a_topic() {
         "offsets committed in the group",
         || async {
             let (g, t) = (group.clone(), topic.clone());
-            let committed = tokio::task::spawn_blocking(move || committed_total(&g, &t, 2))
+            let committed = tokio::task::spawn_blocking(move || kafka::committed_total(&g, &t, 2))
                 .await
                 .unwrap();
             (committed == n as i64).then_some(())

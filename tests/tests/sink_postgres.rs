@@ -102,19 +102,41 @@ async fn upsert_sink_table_is_last_value_per_key_after_crashes_and_replay() {
     )
     .await;
 
-    // Replay everything from the start into the same table with a new connector (new group).
-    create(&w2, "upsert-b", config(&table)).await;
+    // Replay everything from the start into the same table: stop the connector, reset its
+    // offsets (KIP-875), resume. The group's offsets must come back to the end of the topic
+    // (every record consumed again) and the table must not change.
+    let group = "connect-upsert-a";
+    let total = records.len() as i64;
+    let committed = || async {
+        let t = topic.clone();
+        tokio::task::spawn_blocking(move || kafka::committed_total(group, &t, 3))
+            .await
+            .unwrap()
+    };
+    eventually(Duration::from_secs(60), "all offsets committed", || async {
+        (committed().await == total).then_some(())
+    })
+    .await;
+    let (s, b) = w2.send("PUT", "/connectors/upsert-a/stop", None).await;
+    assert_eq!(s, 204, "{b}");
+    eventually(Duration::from_secs(60), "upsert-a STOPPED", || async {
+        let s = w2.get("/connectors/upsert-a/status").await.ok()?;
+        (s["connector"]["state"] == "STOPPED").then_some(())
+    })
+    .await;
+    let (s, b) = w2
+        .send("DELETE", "/connectors/upsert-a/offsets", None)
+        .await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(committed().await, 0, "offsets reset");
+    let (s, b) = w2.send("PUT", "/connectors/upsert-a/resume", None).await;
+    assert_eq!(s, 202, "{b}");
     eventually(
-        Duration::from_secs(60),
-        "upsert-b tasks RUNNING",
-        || async {
-            let s = w2.get("/connectors/upsert-b/status").await.ok()?;
-            let tasks = s["tasks"].as_array()?;
-            (tasks.len() == 3 && tasks.iter().all(|t| t["state"] == "RUNNING")).then_some(())
-        },
+        Duration::from_secs(120),
+        "the replay consumed every record",
+        || async { (committed().await == total).then_some(()) },
     )
     .await;
-    tokio::time::sleep(Duration::from_secs(10)).await;
     assert_eq!(
         table_map(&table).await,
         expected,
