@@ -12,6 +12,26 @@ pub mod kafka;
 pub mod postgres;
 pub mod worker;
 
+/// Every `.jsonl` file below `dir` (the object-store sink's output on the local filesystem).
+pub fn jsonl_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
 /// A name no other test run uses: `<prefix>-<uuid>`.
 pub fn unique(prefix: &str) -> String {
     format!("{prefix}-{}", uuid::Uuid::new_v4().simple())

@@ -581,10 +581,10 @@ impl Writer {
                         )))
                     }
                     Some(col) => {
-                        if let Err(e) = pg::check_value(&c.name, col, c.text.as_deref()) {
-                            if matches!(p.op, Op::Write(_)) {
-                                problem = Some(e);
-                            }
+                        if let Err(e) = pg::check_value(&c.name, col, c.text.as_deref())
+                            && matches!(p.op, Op::Write(_))
+                        {
+                            problem = Some(e);
                         }
                     }
                 }
@@ -612,10 +612,7 @@ impl Writer {
         let p = &pending[0];
         let key_len = match &p.op {
             Op::Delete(k) => k.len(),
-            Op::Write(_) => match self.operation_key_len(&p.record) {
-                Some(n) => n,
-                None => 0,
-            },
+            Op::Write(_) => self.operation_key_len(&p.record).unwrap_or_default(),
         };
         let (Op::Write(cells) | Op::Delete(cells)) = &p.op;
         cells.iter().take(key_len).map(|c| c.name.clone()).collect()

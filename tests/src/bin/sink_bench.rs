@@ -284,6 +284,18 @@ enum Dest {
     },
 }
 
+/// Every object below `prefix` (none if the listing fails).
+async fn list_objects(
+    store: &Arc<dyn ObjectStore>,
+    prefix: &object_store::path::Path,
+) -> Vec<object_store::ObjectMeta> {
+    store
+        .list(Some(prefix))
+        .try_collect()
+        .await
+        .unwrap_or_default()
+}
+
 impl Dest {
     /// Deletes what the run wrote.
     async fn clear(&self) {
@@ -292,11 +304,7 @@ impl Dest {
                 let _ = std::fs::remove_dir_all(dir);
             }
             Dest::S3 { store, prefix } => {
-                let list: Vec<_> = store
-                    .list(Some(prefix))
-                    .try_collect()
-                    .await
-                    .unwrap_or_default();
+                let list = list_objects(store, prefix).await;
                 for meta in list {
                     let _ = store.delete(&meta.location).await;
                 }
@@ -307,30 +315,15 @@ impl Dest {
     async fn files_and_bytes(&self) -> (usize, u64) {
         match self {
             Dest::Local(dir) => {
-                let (mut files, mut bytes) = (0, 0);
-                let mut stack = vec![dir.clone()];
-                while let Some(d) = stack.pop() {
-                    let Ok(entries) = std::fs::read_dir(&d) else {
-                        continue;
-                    };
-                    for e in entries.flatten() {
-                        let p = e.path();
-                        if p.is_dir() {
-                            stack.push(p);
-                        } else if p.extension().is_some_and(|x| x == "jsonl") {
-                            files += 1;
-                            bytes += e.metadata().map(|m| m.len()).unwrap_or(0);
-                        }
-                    }
-                }
-                (files, bytes)
+                let files = connect_tests::jsonl_files(dir);
+                let bytes = files
+                    .iter()
+                    .map(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+                    .sum();
+                (files.len(), bytes)
             }
             Dest::S3 { store, prefix } => {
-                let list: Vec<_> = store
-                    .list(Some(prefix))
-                    .try_collect()
-                    .await
-                    .unwrap_or_default();
+                let list = list_objects(store, prefix).await;
                 let jsonl = list
                     .iter()
                     .filter(|m| m.location.as_ref().ends_with(".jsonl"));

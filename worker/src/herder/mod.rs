@@ -371,10 +371,10 @@ impl Herder {
                     tracing::warn!(namespace = %namespace, level = %level, error = %e, "failed to apply a cluster-wide log level");
                 }
             }
-            ConfigUpdate::ConnectorConfigUpdated(name) => {
-                if self.worker.is_running_connector(&name) {
-                    self.needs_task_configs.insert(name);
-                }
+            ConfigUpdate::ConnectorConfigUpdated(name)
+                if self.worker.is_running_connector(&name) =>
+            {
+                self.needs_task_configs.insert(name);
             }
             _ => {}
         }

@@ -538,10 +538,10 @@ impl Runner {
         }
         self.task.commit().await?;
         // The global offsets topic gets a copy, outside the transaction, as in Connect.
-        if let Some(secondary) = self.run.offsets.secondary() {
-            if let Err(e) = secondary.set(&self.run.id.connector, &entries).await {
-                tracing::warn!(task = %self.run.id, error = %e, "failed to copy offsets to the worker's global offsets topic");
-            }
+        if let Some(secondary) = self.run.offsets.secondary()
+            && let Err(e) = secondary.set(&self.run.id.connector, &entries).await
+        {
+            tracing::warn!(task = %self.run.id, error = %e, "failed to copy offsets to the worker's global offsets topic");
         }
         Ok(())
     }

@@ -404,10 +404,10 @@ fn execute(run: &SinkTaskRun, shared: &Arc<Shared>) -> Result<(), ConnectError> 
     let result = poll_loop(run, shared, &consumer);
     // Commit what the task made durable and close its partitions before leaving the group.
     let assigned: BTreeSet<TopicPartition> = shared.control.lock().assignment.clone();
-    if result.is_ok() {
-        if let Err(e) = shared.commit(&consumer, None) {
-            tracing::warn!(task = %run.id, error = %e, "final offset commit failed");
-        }
+    if result.is_ok()
+        && let Err(e) = shared.commit(&consumer, None)
+    {
+        tracing::warn!(task = %run.id, error = %e, "final offset commit failed");
     }
     let list: Vec<_> = assigned.into_iter().collect();
     if let Err(e) = shared.with_task(async |t| t.close(&list).await) {
