@@ -88,6 +88,10 @@ pub struct Herder {
     /// Connectors whose task configs must be (re)generated.
     needs_task_configs: BTreeSet<String>,
     rejoin_at: Option<Instant>,
+    /// The config offset at which the connectors or their task counts last changed, until an
+    /// assignment made from that offset (or a later one) covers it; the leader then rebalances.
+    /// Kept until then, so a change seen mid-rebalance is not lost.
+    work_changed_at: Option<i64>,
     /// The protocol the group settled on at the last assignment.
     protocol: ConnectProtocolVersion,
 }
@@ -188,6 +192,7 @@ impl Herder {
             applied_task_configs: BTreeMap::new(),
             needs_task_configs: BTreeSet::new(),
             rejoin_at: None,
+            work_changed_at: None,
             protocol,
         }
     }
@@ -334,6 +339,12 @@ impl Herder {
                 // Revoked work must be stopped before the group hands it to someone else.
                 self.stop_unowned().await;
                 self.assigned = true;
+                if self
+                    .work_changed_at
+                    .is_some_and(|at| assignment.config_offset >= at)
+                {
+                    self.work_changed_at = None;
+                }
                 self.view.write().await.rebalancing = false;
                 if assignment.has_revocations() {
                     self.member.request_rejoin();
@@ -416,6 +427,10 @@ impl Herder {
         self.publish_member_snapshot(&snapshot);
         if !self.assigned {
             return;
+        }
+        if self.work_changed_at.take().is_some() && self.view.read().await.is_leader {
+            tracing::info!("connectors or task counts changed; leader requests a rebalance");
+            self.member.request_rejoin();
         }
         self.leader_duties().await;
         self.stop_unowned().await;
@@ -521,23 +536,20 @@ impl Herder {
         }
     }
 
-    fn publish_member_snapshot(&self, snapshot: &ClusterConfigState) {
+    /// Publishes what the group protocol advertises (config offset, connectors and task
+    /// counts) and notes a change of the work to assign, for `reconcile` to rebalance on.
+    fn publish_member_snapshot(&mut self, snapshot: &ClusterConfigState) {
         let next = member_snapshot(snapshot);
         let changed_work = {
             let cur = self.member_snapshot.borrow();
             cur.connectors != next.connectors
         };
         let changed = changed_work || self.member_snapshot.borrow().offset != next.offset;
+        if changed_work {
+            self.work_changed_at = Some(next.offset);
+        }
         if changed {
             self.member_snapshot.send_replace(Arc::new(next));
-        }
-        // The leader starts a rebalance when the work to assign changed.
-        if changed_work
-            && self.assigned
-            && self.view.try_read().map(|v| v.is_leader).unwrap_or(false)
-        {
-            tracing::info!("connectors or task counts changed; leader requests a rebalance");
-            self.member.request_rejoin();
         }
     }
 
