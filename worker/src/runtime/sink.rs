@@ -19,7 +19,10 @@
 //!   task still owns, so a record is never marked consumed before the task says it is durable.
 //! - Partitions leaving this task are committed and `close`d before the consumer gives them up.
 //! - Requests the task makes through its context (rewind, pause, resume, commit) are applied
-//!   between `put` calls, in the order made.
+//!   between `put` calls, in the order made; a rewind asked for in `open` becomes the starting
+//!   offset of the assignment itself, so no record from the group's offset comes first.
+//! - A record polled before its partition was revoked or reassigned is never handed to `put`,
+//!   nor is one of a partition with a rewind still pending.
 //!
 //! # Errors
 //!
