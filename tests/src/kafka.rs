@@ -6,6 +6,7 @@ use rdkafka::ClientConfig;
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::Message;
 
 /// The default single-node cluster of `deploy/kafka.sh up`.
@@ -85,6 +86,24 @@ pub struct Record {
     pub value: Option<String>,
 }
 
+/// One poll of a reader: a record, or `None` when nothing came (or the topic does not exist
+/// yet: a task creates its topic by producing to it). Other consumer errors fail the test.
+fn poll_record(consumer: &BaseConsumer, topics: &[&str]) -> Option<Record> {
+    match consumer.poll(Duration::from_millis(200))? {
+        Err(KafkaError::MessageConsumption(
+            RDKafkaErrorCode::UnknownTopicOrPartition | RDKafkaErrorCode::UnknownTopic,
+        )) => None,
+        Err(e) => panic!("consumer error reading {topics:?}: {e}"),
+        Ok(m) => Some(Record {
+            topic: m.topic().to_owned(),
+            partition: m.partition(),
+            offset: m.offset(),
+            key: m.key().map(|k| String::from_utf8_lossy(k).into_owned()),
+            value: m.payload().map(|v| String::from_utf8_lossy(v).into_owned()),
+        }),
+    }
+}
+
 /// Reads `topics` from the beginning with the given isolation until `done` says the records
 /// seen so far are complete, or `timeout` passes (then it panics, printing what it saw).
 pub fn read_until(
@@ -110,16 +129,8 @@ pub fn read_until(
             seen.len(),
             seen.last()
         );
-        match consumer.poll(Duration::from_millis(200)) {
-            None => {}
-            Some(Err(e)) => panic!("consumer error reading {topics:?}: {e}"),
-            Some(Ok(m)) => seen.push(Record {
-                topic: m.topic().to_owned(),
-                partition: m.partition(),
-                offset: m.offset(),
-                key: m.key().map(|k| String::from_utf8_lossy(k).into_owned()),
-                value: m.payload().map(|v| String::from_utf8_lossy(v).into_owned()),
-            }),
+        if let Some(r) = poll_record(&consumer, topics) {
+            seen.push(r);
         }
     }
     seen
@@ -218,16 +229,8 @@ pub fn read_all_at(
             "timed out reading {topics:?} to the end ({isolation:?}); saw {}",
             seen.len()
         );
-        match consumer.poll(Duration::from_millis(200)) {
-            None => {}
-            Some(Err(e)) => panic!("consumer error reading {topics:?}: {e}"),
-            Some(Ok(m)) => seen.push(Record {
-                topic: m.topic().to_owned(),
-                partition: m.partition(),
-                offset: m.offset(),
-                key: m.key().map(|k| String::from_utf8_lossy(k).into_owned()),
-                value: m.payload().map(|v| String::from_utf8_lossy(v).into_owned()),
-            }),
+        if let Some(r) = poll_record(&consumer, topics) {
+            seen.push(r);
         }
     }
 }
