@@ -138,7 +138,41 @@ pub struct WorkerProc {
 }
 
 impl WorkerProc {
+    /// Starts a worker and waits until its REST API answers and it has read its internal
+    /// topics (`GET /connectors` answers: requests wait for that while the worker starts).
     pub async fn start(spec: &ClusterSpec, port: u16) -> Self {
+        let w = Self::spawn(spec, port);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if w.get("/connectors").await.is_ok() {
+                return w;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "worker on port {port} did not answer; log:\n{}",
+                w.log_text()
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Waits until the worker's port accepts TCP connections; false after `timeout`.
+    pub async fn wait_listening(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if tokio::net::TcpStream::connect(("127.0.0.1", self.port))
+                .await
+                .is_ok()
+            {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        false
+    }
+
+    /// Starts a worker process on `port` and returns at once.
+    pub fn spawn(spec: &ClusterSpec, port: u16) -> Self {
         let props_path = spec.dir.join(format!("worker-{port}.properties"));
         let mut text = String::new();
         for (k, v) in &spec.props {
@@ -177,25 +211,13 @@ impl WorkerProc {
             .stdin(Stdio::null())
             .spawn()
             .expect("spawn connect-worker");
-        let w = WorkerProc {
+        WorkerProc {
             child: Some(child),
             port,
             base,
             client: spec.client.clone().unwrap_or_else(|| http().clone()),
             log,
             spec: spec.clone(),
-        };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if w.get("/").await.is_ok() {
-                return w;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "worker on port {port} did not answer; log:\n{}",
-                w.log_text()
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
 

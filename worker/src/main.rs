@@ -17,7 +17,8 @@ use tokio::sync::{RwLock, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use connect_worker::config::{ExactlyOnceSourceSupport, WorkerConfig};
-use connect_worker::herder::{Herder, HerderHandle, HerderParts, HerderView};
+use connect_worker::herder::stage::STAGE_READING_INTERNAL_TOPICS;
+use connect_worker::herder::{Herder, HerderHandle, HerderParts, HerderView, WorkerStage};
 use connect_worker::rest::{self, RestState};
 use connect_worker::runtime::worker::{StatusReporter, Worker};
 use connect_worker::storage::config::ConfigStoreSettings;
@@ -145,7 +146,107 @@ async fn main() -> anyhow::Result<()> {
     rest::tls_configs(&config)?;
     rest::client::configure(&config).map_err(|e| anyhow::anyhow!("REST client: {e}"))?;
 
-    // Internal topics: read each to the end before anything acts on them.
+    // The listeners bind now, as Connect binds its REST server before its herder starts:
+    // reading the internal topics can take a transaction timeout (see `start_stores`), and a
+    // port refusing connections meanwhile gets the worker restarted by liveness probes.
+    let stage = WorkerStage::new(STAGE_READING_INTERNAL_TOPICS);
+    let kafka_cluster_id: Arc<str> = kafka_cluster_id.into();
+    let servers = rest::bind(
+        &config,
+        kafka_cluster_id.clone(),
+        stage.clone(),
+        shutdown.clone(),
+    )
+    .await?;
+    tracing::info!(worker_id = %worker_id, advertised_url = %worker_url, "REST server started; reading the internal topics");
+
+    let (config_store, offset_store, status_store) = tokio::select! {
+        stores = start_stores(&config) => stores?,
+        _ = shutdown.cancelled() => {
+            servers.join().await?;
+            tracing::info!("worker stopped before it finished starting");
+            return Ok(());
+        }
+    };
+
+    let registry = Arc::new(connect_connectors::builtin_plugins());
+    let track_topics = config
+        .raw
+        .get(connect_worker::config::TOPIC_TRACKING_ENABLE)
+        .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false"));
+    let status = StatusReporter::spawn(status_store.clone(), worker_id.clone(), track_topics);
+    let (requests_tx, requests_rx) = mpsc::unbounded_channel();
+    let (commands_tx, commands_rx) = mpsc::unbounded_channel();
+    let worker = Worker::new(
+        config.clone(),
+        registry.clone(),
+        offset_store.clone(),
+        status,
+        requests_tx,
+    );
+    let view = Arc::new(RwLock::new(HerderView {
+        worker_id: worker_id.clone(),
+        worker_url: worker_url.clone(),
+        rebalancing: true,
+        ..Default::default()
+    }));
+    let handle = HerderHandle {
+        config: config.clone(),
+        registry,
+        config_store: config_store.clone(),
+        status_store: status_store.clone(),
+        offset_store: offset_store.clone(),
+        view: view.clone(),
+        kafka_cluster_id: kafka_cluster_id.clone(),
+        commands: commands_tx,
+        log_levels: log_levels.clone(),
+        stage,
+    };
+    let herder = Herder::new(HerderParts {
+        config: config.clone(),
+        config_store: config_store.clone(),
+        status_store: status_store.clone(),
+        worker,
+        connector_requests: requests_rx,
+        view: view.clone(),
+        worker_url: worker_url.clone(),
+        commands: commands_rx,
+        handle: handle.clone(),
+    });
+    let herder_task = tokio::spawn(herder.run(shutdown.clone()));
+
+    servers.ready(RestState {
+        kafka_cluster_id,
+        herder: Some(handle),
+    });
+    tracing::info!("internal topics read; every REST resource is served");
+
+    let outcome = herder_task.await.context("herder task panicked")?;
+    shutdown.cancel();
+    servers.join().await?;
+    config_store.stop().await;
+    offset_store.stop().await;
+    status_store.stop().await;
+    match outcome {
+        Ok(()) => {
+            tracing::info!("worker stopped");
+            Ok(())
+        }
+        Err(e) => anyhow::bail!("worker stopped: {e}"),
+    }
+}
+
+/// Opens the internal topics (config, offsets, status), each read to the end before anything
+/// acts on them. Under `exactly.once.source.support=enabled` they are read `read_committed`,
+/// so a transaction left open on one of them (a leader killed mid-write) holds this until the
+/// broker aborts it: up to the writer's transaction timeout plus the broker's abort interval.
+async fn start_stores(
+    config: &WorkerConfig,
+) -> anyhow::Result<(
+    Arc<ConfigBackingStore>,
+    Arc<OffsetBackingStore>,
+    Arc<StatusBackingStore>,
+)> {
     let eos_enabled = config.exactly_once_source_support == ExactlyOnceSourceSupport::Enabled;
     let mut client = ClientConfig::new();
     client.set("bootstrap.servers", &config.bootstrap_servers);
@@ -187,80 +288,13 @@ async fn main() -> anyhow::Result<()> {
                 config.status_storage_partitions,
                 config.status_storage_replication_factor.into(),
             ),
-            client: client.clone(),
+            client,
             client_id: format!("{}-statuses", config.group_id),
         })
         .await
         .context("failed to start the status topic store")?,
     );
-
-    let registry = Arc::new(connect_connectors::builtin_plugins());
-    let track_topics = config
-        .raw
-        .get(connect_worker::config::TOPIC_TRACKING_ENABLE)
-        .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false"));
-    let status = StatusReporter::spawn(status_store.clone(), worker_id.clone(), track_topics);
-    let (requests_tx, requests_rx) = mpsc::unbounded_channel();
-    let (commands_tx, commands_rx) = mpsc::unbounded_channel();
-    let worker = Worker::new(
-        config.clone(),
-        registry.clone(),
-        offset_store.clone(),
-        status,
-        requests_tx,
-    );
-    let view = Arc::new(RwLock::new(HerderView {
-        worker_id: worker_id.clone(),
-        worker_url: worker_url.clone(),
-        rebalancing: true,
-        ..Default::default()
-    }));
-    let handle = HerderHandle {
-        config: config.clone(),
-        registry,
-        config_store: config_store.clone(),
-        status_store: status_store.clone(),
-        offset_store: offset_store.clone(),
-        view: view.clone(),
-        kafka_cluster_id: kafka_cluster_id.clone().into(),
-        commands: commands_tx,
-        log_levels: log_levels.clone(),
-    };
-    let herder = Herder::new(HerderParts {
-        config: config.clone(),
-        config_store: config_store.clone(),
-        status_store: status_store.clone(),
-        worker,
-        connector_requests: requests_rx,
-        view: view.clone(),
-        worker_url: worker_url.clone(),
-        commands: commands_rx,
-        handle: handle.clone(),
-    });
-    let herder_task = tokio::spawn(herder.run(shutdown.clone()));
-
-    let app_state = RestState {
-        kafka_cluster_id: kafka_cluster_id.clone().into(),
-        herder: Some(handle),
-    };
-    let servers = rest::serve(&config, app_state, shutdown.clone()).await?;
-    tracing::info!(worker_id = %worker_id, advertised_url = %worker_url, "REST server started");
-
-    let outcome = herder_task.await.context("herder task panicked")?;
-    shutdown.cancel();
-    for server in servers {
-        server.await??;
-    }
-    config_store.stop().await;
-    offset_store.stop().await;
-    status_store.stop().await;
-    match outcome {
-        Ok(()) => {
-            tracing::info!("worker stopped");
-            Ok(())
-        }
-        Err(e) => anyhow::bail!("worker stopped: {e}"),
-    }
+    Ok((config_store, offset_store, status_store))
 }
 
 /// The machine's host name, for the advertised URL when the listener names no host.

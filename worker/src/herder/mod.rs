@@ -30,8 +30,10 @@
 mod fencing;
 mod gate;
 pub mod session_key;
+pub mod stage;
 mod view;
 
+pub use stage::WorkerStage;
 pub use view::{HerderCommand, HerderHandle, HerderView};
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -201,6 +203,7 @@ impl Herder {
     /// group error (returned).
     pub async fn run(mut self, shutdown: CancellationToken) -> Result<(), String> {
         let mut tick = tokio::time::interval(RECONCILE_INTERVAL);
+        self.handle.stage.begin(stage::STAGE_JOINING_GROUP);
         let outcome = loop {
             let rejoin_at = self.rejoin_at;
             tokio::select! {
@@ -244,6 +247,7 @@ impl Herder {
             self.reconcile().await;
         };
         tracing::info!("herder stopping: stopping connectors and tasks, leaving the group");
+        self.handle.stage.begin(stage::STAGE_SHUTTING_DOWN);
         self.view.write().await.rebalancing = true;
         self.worker.stop_all().await;
         self.member.leave().await;
@@ -254,6 +258,7 @@ impl Herder {
         match ev {
             GroupEvent::RebalanceStarted => {
                 tracing::info!("rebalance started");
+                self.handle.stage.begin(stage::STAGE_JOINING_GROUP);
                 self.view.write().await.rebalancing = true;
                 self.assigned = false;
                 if !self.protocol.is_cooperative() {
@@ -265,6 +270,7 @@ impl Herder {
             }
             GroupEvent::MembershipLost => {
                 tracing::warn!("lost group membership; stopping all connectors and tasks");
+                self.handle.stage.begin(stage::STAGE_JOINING_GROUP);
                 self.owned_connectors.clear();
                 self.owned_tasks.clear();
                 self.assigned = false;
@@ -346,6 +352,7 @@ impl Herder {
                     self.work_changed_at = None;
                 }
                 self.view.write().await.rebalancing = false;
+                self.handle.stage.complete();
                 if assignment.has_revocations() {
                     self.member.request_rejoin();
                 } else if assignment.delay > 0 {

@@ -57,6 +57,8 @@ pub struct HerderHandle {
     pub commands: mpsc::UnboundedSender<HerderCommand>,
     /// Log levels of this worker (`/admin/loggers`).
     pub log_levels: LogLevels,
+    /// What the worker is doing (`GET /health`), shared with the start-up path.
+    pub stage: super::WorkerStage,
 }
 
 pub const EOS_NOT_ENABLED: &str = "This worker does not have exactly-once source support enabled.";

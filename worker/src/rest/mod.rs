@@ -17,12 +17,14 @@ mod loggers;
 mod offsets;
 mod plugins;
 mod root;
+mod startup;
 pub mod tls;
 
 pub use connectors::{TOPIC_TRACKING_ALLOW_RESET, TOPIC_TRACKING_ENABLE};
 pub use error::ApiError;
 pub use internal::INTERNAL_ROUTES;
 pub use loggers::LogLevels;
+pub use startup::STARTUP_REQUEST_TIMEOUT;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -33,12 +35,13 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use tokio::net::TcpListener;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use crate::config::{HeaderAction, HeaderRule, Listener, WorkerConfig};
-use crate::herder::HerderHandle;
+use crate::herder::{HerderHandle, WorkerStage};
 
 /// Worker key (ours; Connect has none): the largest request body accepted, in bytes.
 /// Larger bodies get 413 with Connect's error body.
@@ -46,8 +49,9 @@ pub const REST_REQUEST_MAX_BYTES: &str = "rest.request.max.bytes";
 /// Default of [`REST_REQUEST_MAX_BYTES`]: 10 MiB.
 pub const DEFAULT_REQUEST_MAX_BYTES: usize = 10 * 1024 * 1024;
 
-/// What every handler can reach. `herder` is `None` until the worker finished starting
-/// (internal topics read, group joined); handlers that need it answer 503 until then.
+/// What every handler can reach. The worker's listeners serve it once the internal topics are
+/// read ([`RestServers::ready`]); `herder` is `None` only in routers built without a worker
+/// (handlers that need it answer 503).
 #[derive(Clone)]
 pub struct RestState {
     /// The Kafka cluster id, read from the brokers at start-up.
@@ -239,10 +243,6 @@ fn apply_header_rules(rules: &[HeaderRule], mut res: Response) -> Response {
 /// Builds the router a listener of `surface` serves.
 pub fn router_for(state: RestState, surface: Surface) -> Router {
     let config = state.herder.as_ref().map(|h| h.config.clone());
-    let limit = config
-        .as_deref()
-        .map(request_max_bytes)
-        .unwrap_or(DEFAULT_REQUEST_MAX_BYTES);
     let mut app = Router::new();
     if surface != Surface::AdminOnly {
         app = app
@@ -254,17 +254,26 @@ pub fn router_for(state: RestState, surface: Surface) -> Router {
     if surface != Surface::NoAdmin {
         app = app.merge(loggers::routes());
     }
-    let mut app = app
+    let app = app
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
-        .with_state(state)
+        .with_state(state);
+    with_layers(app, config.as_deref())
+}
+
+/// The body limit, Connect's error bodies, CORS and the `response.http.headers.config` rules
+/// around `app`.
+fn with_layers(app: Router, config: Option<&WorkerConfig>) -> Router {
+    let limit = config
+        .map(request_max_bytes)
+        .unwrap_or(DEFAULT_REQUEST_MAX_BYTES);
+    let mut app = app
         .layer(DefaultBodyLimit::max(limit))
         .layer(axum::middleware::map_response(connect_error_body));
-    if let Some(cors) = config.as_deref().and_then(cors) {
+    if let Some(cors) = config.and_then(cors) {
         app = app.layer(cors);
     }
     let rules: Arc<[HeaderRule]> = config
-        .as_deref()
         .map(|c| c.response_http_headers.clone())
         .unwrap_or_default()
         .into();
@@ -338,18 +347,35 @@ pub fn tls_configs(
 /// Binds every listener (`listeners`, then `admin.listeners`) and serves it until `shutdown`:
 /// plain HTTP or HTTPS (rustls), each with the resources of its [`Surface`]. Fails before
 /// serving anything when a listener cannot be bound or its TLS settings are unusable.
-pub async fn serve(
+///
+/// Called before the internal topics are read, as Connect binds its REST server before its
+/// herder starts: until [`RestServers::ready`] hands over the worker's [`RestState`], the
+/// listeners answer as [`startup`] describes, with `stage` as the worker's progress.
+pub async fn bind(
     config: &WorkerConfig,
-    state: RestState,
+    kafka_cluster_id: Arc<str>,
+    stage: WorkerStage,
     shutdown: CancellationToken,
-) -> anyhow::Result<Vec<JoinHandle<std::io::Result<()>>>> {
+) -> anyhow::Result<RestServers> {
     let (main_surface, admin) = match &config.admin_listeners {
         None => (Surface::All, Vec::new()),
         Some(admin) => (Surface::NoAdmin, admin.clone()),
     };
     let (main_tls, admin_tls) = tls_configs(config)?;
-    let main_app = router_for(state.clone(), main_surface);
-    let admin_app = router_for(state, Surface::AdminOnly);
+    let (main_ready, main_rx) = watch::channel(None);
+    let (admin_ready, admin_rx) = watch::channel(None);
+    let starting = |surface, ready| {
+        startup::app(startup::Starting {
+            config: Some(config),
+            kafka_cluster_id: kafka_cluster_id.clone(),
+            stage: stage.clone(),
+            surface,
+            ready,
+            timeout: startup::STARTUP_REQUEST_TIMEOUT,
+        })
+    };
+    let main_app = starting(main_surface, main_rx);
+    let admin_app = starting(Surface::AdminOnly, admin_rx);
     let mut bound = Vec::new();
     for (listener, app, tls, what) in config
         .listeners
@@ -396,7 +422,39 @@ pub async fn serve(
             }
         }));
     }
-    Ok(servers)
+    Ok(RestServers {
+        servers,
+        main_surface,
+        main_ready,
+        admin_ready,
+    })
+}
+
+/// The bound listeners of [`bind`].
+pub struct RestServers {
+    servers: Vec<JoinHandle<std::io::Result<()>>>,
+    main_surface: Surface,
+    main_ready: watch::Sender<Option<Router>>,
+    admin_ready: watch::Sender<Option<Router>>,
+}
+
+impl RestServers {
+    /// The worker has read its internal topics: every resource is served from now on, and
+    /// the requests waiting for this are answered.
+    pub fn ready(&self, state: RestState) {
+        self.main_ready
+            .send_replace(Some(router_for(state.clone(), self.main_surface)));
+        self.admin_ready
+            .send_replace(Some(router_for(state, Surface::AdminOnly)));
+    }
+
+    /// Waits until every listener has stopped (after `shutdown`).
+    pub async fn join(self) -> anyhow::Result<()> {
+        for server in self.servers {
+            server.await??;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -9,11 +9,12 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::RestState;
+use crate::herder::WorkerStage;
 use crate::version;
 
 /// Connect's `ServerInfo` entity.
 #[derive(Debug, Serialize)]
-struct ServerInfo {
+pub(super) struct ServerInfo {
     version: &'static str,
     commit: &'static str,
     kafka_cluster_id: String,
@@ -25,21 +26,35 @@ pub(super) fn routes() -> Router<RestState> {
         .route("/health", get(health))
 }
 
-/// `WorkerStatus`: healthy once the worker joined the group and applied an assignment;
-/// starting before; unhealthy when the herder has stopped.
-async fn health(State(state): State<RestState>) -> Response {
-    let answer = |status: StatusCode, s: &str, message: &str| {
-        (status, Json(json!({"status": s, "message": message}))).into_response()
+/// Connect's `WorkerStatus` body with `status`.
+pub(super) fn worker_status(status: StatusCode, s: &str, message: &str) -> Response {
+    (status, Json(json!({"status": s, "message": message}))).into_response()
+}
+
+/// Connect's `starting` answer: 503 with the stage summary when there is one.
+pub(super) fn starting(stage: Option<&WorkerStage>) -> Response {
+    let message = match stage {
+        Some(stage) => format!("Worker is still starting up. {}", stage.summarize()),
+        None => "Worker is still starting up.".to_owned(),
     };
-    let starting = "Worker is still starting up. The worker has not yet joined the Connect group and received its first assignment.";
+    worker_status(StatusCode::SERVICE_UNAVAILABLE, "starting", &message)
+}
+
+/// `WorkerStatus`: healthy once the worker joined the group and applied an assignment;
+/// starting (with the stage) before; unhealthy when the herder has stopped. Before the
+/// internal topics are read there is no herder yet: [`super::startup`] answers then.
+async fn health(State(state): State<RestState>) -> Response {
     let Some(h) = &state.herder else {
-        return answer(StatusCode::SERVICE_UNAVAILABLE, "starting", starting);
+        return starting(None);
     };
     if h.commands.is_closed() {
-        return answer(
+        return worker_status(
             StatusCode::INTERNAL_SERVER_ERROR,
             "unhealthy",
-            "Worker was unable to handle this request and may be unable to handle other requests. The herder has stopped.",
+            &format!(
+                "Worker was unable to handle this request and may be unable to handle other requests. The herder has stopped. {}",
+                h.stage.summarize()
+            ),
         );
     }
     let started = {
@@ -47,21 +62,26 @@ async fn health(State(state): State<RestState>) -> Response {
         v.generation > 0 && v.leader_url.is_some()
     };
     if !started {
-        return answer(StatusCode::SERVICE_UNAVAILABLE, "starting", starting);
+        return starting(Some(&h.stage));
     }
-    answer(
+    worker_status(
         StatusCode::OK,
         "healthy",
         "Worker has completed startup and is ready to handle requests.",
     )
 }
 
-async fn server_info(State(state): State<RestState>) -> Json<ServerInfo> {
+/// Connect's `ServerInfo` for the cluster `kafka_cluster_id`.
+pub(super) fn server_info_body(kafka_cluster_id: &str) -> Json<ServerInfo> {
     Json(ServerInfo {
         version: version::CONNECT_API_VERSION,
         commit: version::COMMIT,
-        kafka_cluster_id: state.kafka_cluster_id.to_string(),
+        kafka_cluster_id: kafka_cluster_id.to_owned(),
     })
+}
+
+async fn server_info(State(state): State<RestState>) -> Json<ServerInfo> {
+    server_info_body(&state.kafka_cluster_id)
 }
 
 #[cfg(test)]

@@ -43,6 +43,15 @@ use super::{StorageError, with_timeout};
 pub const READ_WRITE_TOTAL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Prefix of the leader's transactional id: `connect-cluster-<group.id>`.
 pub const LEADER_TRANSACTIONAL_ID_PREFIX: &str = "connect-cluster-";
+/// `transaction.timeout.ms` of the leader's transactional writer, unless the store's client
+/// config sets one. A leader that dies mid-write leaves its transaction open, and every
+/// `read_committed` reader of the config topic (each worker starting, or catching up before
+/// it joins) waits until the broker aborts it: after this timeout plus up to the broker's
+/// `transaction.abort.timed.out.transaction.cleanup.interval.ms` (10 s by default). Connect
+/// keeps the producer default, 60 s. The writer's transactions are a few records sent and
+/// committed at once; one that outlives this (a broker unreachable mid-write) is aborted by
+/// the broker, and the write fails and is retried after the writer is claimed again.
+pub const LEADER_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(10);
 const UPDATE_CHANNEL_CAPACITY: usize = 1024;
 
 /// What the config store needs.
@@ -74,13 +83,7 @@ impl ConfigWriter {
         client: &ClientConfig,
         group_id: &str,
     ) -> Result<Self, StorageError> {
-        let mut cfg = log::producer_config(client, &format!("{group_id}-configs-leader"));
-        cfg.set(
-            "transactional.id",
-            format!("{LEADER_TRANSACTIONAL_ID_PREFIX}{group_id}"),
-        )
-        .set("max.in.flight.requests.per.connection", "5");
-        let producer: FutureProducer = cfg
+        let producer: FutureProducer = leader_writer_config(client, group_id)
             .create()
             .map_err(|e| StorageError::kafka("create config topic transactional producer", e))?;
         let p = producer.clone();
@@ -116,6 +119,25 @@ impl ConfigWriter {
             }
         }
     }
+}
+
+/// The client config of the leader's transactional writer: `transactional.id =
+/// connect-cluster-<group.id>`, [`LEADER_TRANSACTION_TIMEOUT`] unless `client` sets
+/// `transaction.timeout.ms`.
+pub fn leader_writer_config(client: &ClientConfig, group_id: &str) -> ClientConfig {
+    let mut cfg = log::producer_config(client, &format!("{group_id}-configs-leader"));
+    cfg.set(
+        "transactional.id",
+        format!("{LEADER_TRANSACTIONAL_ID_PREFIX}{group_id}"),
+    )
+    .set("max.in.flight.requests.per.connection", "5");
+    if cfg.get("transaction.timeout.ms").is_none() {
+        cfg.set(
+            "transaction.timeout.ms",
+            LEADER_TRANSACTION_TIMEOUT.as_millis().to_string(),
+        );
+    }
+    cfg
 }
 
 struct Shared {
