@@ -220,6 +220,10 @@ async fn java_client_overrides_are_translated_or_refused_when_created() {
     let spec = ClusterSpec::new("overrides");
     let w = spec.start_worker().await;
     let file = spec.dir.join("out.txt");
+    let with_name = |mut c: Value| {
+        c["name"] = json!("validated");
+        c
+    };
     let config = |extra: Value| {
         let mut c = json!({
             "connector.class": FILE_SINK, "tasks.max": "1", "topics": input,
@@ -244,7 +248,7 @@ async fn java_client_overrides_are_translated_or_refused_when_created() {
         .send(
             "PUT",
             "/connector-plugins/FileStreamSinkConnector/config/validate",
-            Some(config(java_keys.clone())),
+            Some(with_name(config(java_keys.clone()))),
         )
         .await;
     assert_eq!(status, 200, "{infos}");
@@ -272,7 +276,7 @@ async fn java_client_overrides_are_translated_or_refused_when_created() {
         .send(
             "PUT",
             "/connector-plugins/FileStreamSinkConnector/config/validate",
-            Some(bad.clone()),
+            Some(with_name(bad.clone())),
         )
         .await;
     assert_eq!(status, 200, "{infos}");
