@@ -384,3 +384,73 @@ async fn an_unbounded_tasks_max_is_refused_and_a_stored_one_fails_only_its_conne
     assert_eq!(status["connector"]["state"], "FAILED", "{status}");
     assert_eq!(status["tasks"], json!([]), "{status}");
 }
+
+/// The records a Java worker writes for a paused connector with two task configs although its
+/// `tasks.max` is 1 (as a connector ignoring `tasks.max` under `tasks.max.enforce=false` left).
+fn paused_connector_with_two_tasks(name: &str, topic: &str, enforce: bool) -> Vec<(String, Value)> {
+    let props = json!({
+        "connector.class": VERIFIABLE, "name": name, "tasks.max": "1", "topic": topic,
+        "throughput": "10", "tasks.max.enforce": enforce.to_string(),
+    });
+    let task = |id: usize| {
+        let mut t = props.clone();
+        t["task.class"] = json!("org.apache.kafka.connect.tools.VerifiableSourceTask");
+        t["id"] = json!(id.to_string());
+        json!({ "properties": t })
+    };
+    vec![
+        (
+            format!("target-state-{name}"),
+            json!({"state": "PAUSED", "state.v2": "PAUSED"}),
+        ),
+        (format!("connector-{name}"), json!({ "properties": props })),
+        (format!("task-{name}-0"), task(0)),
+        (format!("task-{name}-1"), task(1)),
+        (format!("commit-{name}"), json!({"tasks": 2})),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stored_task_configs_beyond_tasks_max_fail_at_task_start_unless_not_enforced() {
+    let spec = ClusterSpec::new("enforce");
+    let config_topic = format!("{}-configs", spec.group_id);
+    kafka::create_compacted_topic(&config_topic, 1).await;
+    let topic = unique("enforce-data");
+    let mut records = paused_connector_with_two_tasks("strict", &topic, true);
+    records.extend(paused_connector_with_two_tasks("lenient", &topic, false));
+    kafka::produce(
+        &config_topic,
+        records
+            .into_iter()
+            .map(|(k, v)| (Some(k), Some(v.to_string()))),
+    )
+    .await;
+    let w = spec.start_worker().await;
+
+    let strict = eventually(
+        Duration::from_secs(60),
+        "both strict tasks FAILED",
+        || async {
+            let s = w.get("/connectors/strict/status").await.ok()?;
+            let tasks = s["tasks"].as_array()?;
+            (tasks.len() == 2 && tasks.iter().all(|t| t["state"] == "FAILED")).then_some(s)
+        },
+    )
+    .await;
+    assert!(
+        strict["tasks"][0]["trace"].as_str().unwrap().contains(
+            "The connector strict has generated 2 tasks, which is greater than 1, the maximum number of tasks it is configured to create."
+        ),
+        "{strict}"
+    );
+    eventually(
+        Duration::from_secs(60),
+        "both lenient tasks PAUSED",
+        || async {
+            let s = w.get("/connectors/lenient/status").await.ok()?;
+            let tasks = s["tasks"].as_array()?;
+            (tasks.len() == 2 && tasks.iter().all(|t| t["state"] == "PAUSED")).then_some(())
+        },
+    )
+    .await;
+}
