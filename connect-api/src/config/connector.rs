@@ -4,7 +4,7 @@
 use super::def::{ConfigDef, ConfigKey};
 use super::types::{ConfigType, Importance, TypedValue, Width};
 use super::validators::{
-    at_least, lambda, non_empty_string, non_empty_string_without_control_chars, null_or, one_of,
+    between, lambda, non_empty_string, non_empty_string_without_control_chars, null_or, one_of,
     one_of_case_insensitive,
 };
 use crate::converter;
@@ -49,6 +49,13 @@ pub const TRANSACTION_BOUNDARY_INTERVAL_CONFIG: &str = "transaction.boundary.int
 pub const OFFSETS_TOPIC_CONFIG: &str = "offsets.storage.topic";
 
 pub const TASKS_MAX_DEFAULT: i32 = 1;
+/// The largest `tasks.max` accepted. Apache's `ConfigDef` only has `atLeast(1)`, but every task
+/// the runtime is asked for becomes a config record, a client with its own threads and, for
+/// exactly-once sources, a transactional id fenced one by one: a value like `2147483647` made
+/// connectors allocate that many task configs and abort the process. 1024 is far above what
+/// one Connect cluster runs for a connector and small enough that nothing built per task can
+/// exhaust a worker.
+pub const TASKS_MAX_LIMIT: i32 = 1024;
 pub const HEADER_CONVERTER_CLASS_DEFAULT: &str =
     "org.apache.kafka.connect.storage.SimpleHeaderConverter";
 pub const ERRORS_RETRY_MAX_DELAY_DEFAULT: i64 = 60_000;
@@ -74,6 +81,35 @@ fn converter_class_validator(header: bool) -> std::sync::Arc<dyn super::Validato
     }))
 }
 
+/// `tasks.max`: at least 1, at most [`TASKS_MAX_LIMIT`].
+pub(crate) fn tasks_max_key() -> ConfigKey {
+    ConfigKey::new(
+        TASKS_MAX_CONFIG,
+        ConfigType::Int,
+        Importance::High,
+        "Maximum number of tasks to use for this connector.",
+    )
+    .default_value(TASKS_MAX_DEFAULT)
+    .validator(between(1, i64::from(TASKS_MAX_LIMIT)))
+    .group(COMMON_GROUP, 3)
+    .width(Width::Short)
+    .display_name("Tasks max")
+}
+
+/// `tasks.max.enforce` (KIP-1004).
+pub(crate) fn tasks_max_enforce_key() -> ConfigKey {
+    ConfigKey::new(
+        TASKS_MAX_ENFORCE_CONFIG,
+        ConfigType::Boolean,
+        Importance::Low,
+        "(Deprecated) Whether to enforce that the tasks.max property is respected by the connector. By default, connectors that generate too many tasks will fail.",
+    )
+    .default_value(true)
+    .group(COMMON_GROUP, 4)
+    .width(Width::Short)
+    .display_name("Enforce tasks max")
+}
+
 /// Keys every connector has (Java's `ConnectorConfig.configDef()`).
 pub fn connector_config_def() -> ConfigDef {
     use ConfigType as T;
@@ -97,26 +133,8 @@ pub fn connector_config_def() -> ConfigDef {
             .width(Width::Long)
             .display_name("Connector class"),
         )
-        .define(
-            ConfigKey::new(TASKS_MAX_CONFIG, T::Int, High, "Maximum number of tasks to use for this connector.")
-                .default_value(TASKS_MAX_DEFAULT)
-                .validator(at_least(1))
-                .group(COMMON_GROUP, 3)
-                .width(Width::Short)
-                .display_name("Tasks max"),
-        )
-        .define(
-            ConfigKey::new(
-                TASKS_MAX_ENFORCE_CONFIG,
-                T::Boolean,
-                Low,
-                "(Deprecated) Whether to enforce that the tasks.max property is respected by the connector. By default, connectors that generate too many tasks will fail.",
-            )
-            .default_value(true)
-            .group(COMMON_GROUP, 4)
-            .width(Width::Short)
-            .display_name("Enforce tasks max"),
-        )
+        .define(tasks_max_key())
+        .define(tasks_max_enforce_key())
         .define(
             ConfigKey::new(
                 KEY_CONVERTER_CLASS_CONFIG,

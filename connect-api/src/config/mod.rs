@@ -21,7 +21,7 @@ pub use def::{
 };
 pub use infos::{ConfigInfo, ConfigInfos, ConfigKeyInfo, ConfigValueInfo};
 pub use typed::{
-    ConnectorConfig, ExactlyOnceSupportLevel, SinkConnectorConfig, SourceConnectorConfig,
+    ConnectorConfig, ExactlyOnceSupportLevel, SinkConnectorConfig, SourceConnectorConfig, TasksMax,
     ToleranceType, TransactionBoundary, sink_topic_errors, validate_sink_topics,
 };
 pub use types::{

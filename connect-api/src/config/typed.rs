@@ -133,6 +133,62 @@ impl ConnectorConfig {
     }
 }
 
+/// `tasks.max` and `tasks.max.enforce` alone: what the runtime needs to ask a connector for its
+/// task configs and to check the answer (KIP-1004), without parsing the rest of the config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TasksMax {
+    pub max: NonZeroUsize,
+    pub enforce: bool,
+}
+
+impl TasksMax {
+    /// Parses both keys with their definitions (so `tasks.max` above [`TASKS_MAX_LIMIT`] fails
+    /// with the same message as validation), ignoring every other key.
+    pub fn parse(props: &ConfigMap) -> Result<Self> {
+        let p = super::def::ConfigDef::new()
+            .define(tasks_max_key())
+            .define(tasks_max_enforce_key())
+            .parse(props)?;
+        let max = p.int(TASKS_MAX_CONFIG).unwrap_or(TASKS_MAX_DEFAULT);
+        Ok(Self {
+            max: usize::try_from(max)
+                .ok()
+                .and_then(NonZeroUsize::new)
+                .ok_or_else(|| {
+                    ConnectError::invalid_value(TASKS_MAX_CONFIG, max, "Value must be at least 1")
+                })?,
+            enforce: p.boolean(TASKS_MAX_ENFORCE_CONFIG).unwrap_or(true),
+        })
+    }
+
+    /// Apache's `Worker.checkTasksMax`: more than `tasks.max` task configs is an error when
+    /// enforced (Apache's `TooManyTasksException` message), otherwise `Ok(Some(warning))`.
+    pub fn check(&self, connector: &str, num_tasks: usize) -> Result<Option<String>> {
+        let max = self.max.get();
+        if num_tasks <= max {
+            return Ok(None);
+        }
+        if self.enforce {
+            return Err(ConnectError::config(format!(
+                "The connector {connector} has generated {num_tasks} tasks, which is greater than {max}, \
+                 the maximum number of tasks it is configured to create. \
+                 This behaviour should be considered a bug and is disallowed. \
+                 If necessary, it can be permitted by reconfiguring the connector \
+                 with '{TASKS_MAX_ENFORCE_CONFIG}' set to false; however, this option will be removed in a \
+                 future release of Kafka Connect."
+            )));
+        }
+        Ok(Some(format!(
+            "The connector {connector} has generated {num_tasks} tasks, which is greater than {max}, \
+             the maximum number of tasks it is configured to create. \
+             This behavior should be considered a bug and will be disallowed \
+             in future releases of Kafka Connect. Please report this to the \
+             maintainers of the connector and request that they adjust their \
+             connector's taskConfigs() method to respect the maxTasks parameter."
+        )))
+    }
+}
+
 /// Source connector keys, typed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SourceConnectorConfig {
@@ -251,5 +307,77 @@ pub fn validate_sink_topics(props: &ConfigMap, values: &mut [ConfigValue]) {
         if let Some(v) = values.iter_mut().find(|v| v.name == key) {
             v.add_error(message);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn props(pairs: &[(&str, &str)]) -> ConfigMap {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn tasks_max_above_the_limit_is_a_validation_error() {
+        let too_many = (TASKS_MAX_LIMIT + 1).to_string();
+        for value in [too_many.as_str(), "2147483647"] {
+            let p = props(&[
+                (NAME_CONFIG, "c"),
+                (CONNECTOR_CLASS_CONFIG, "X"),
+                (TASKS_MAX_CONFIG, value),
+            ]);
+            let values = connector_config_def().validate(&p);
+            let v = values.iter().find(|v| v.name == TASKS_MAX_CONFIG).unwrap();
+            assert_eq!(
+                v.errors,
+                [format!(
+                    "Invalid value {value} for configuration tasks.max: Value must be no more than {TASKS_MAX_LIMIT}"
+                )]
+            );
+            let err = TasksMax::parse(&p).unwrap_err();
+            assert_eq!(err.message(), v.errors[0]);
+            assert!(ConnectorConfig::parse(&p).is_err());
+        }
+        let p = props(&[(TASKS_MAX_CONFIG, &TASKS_MAX_LIMIT.to_string())]);
+        assert_eq!(TasksMax::parse(&p).unwrap().max.get(), 1024);
+    }
+
+    #[test]
+    fn tasks_max_defaults_and_parses_enforce() {
+        let t = TasksMax::parse(&props(&[])).unwrap();
+        assert_eq!((t.max.get(), t.enforce), (1, true));
+        let t = TasksMax::parse(&props(&[
+            (TASKS_MAX_CONFIG, " 3 "),
+            (TASKS_MAX_ENFORCE_CONFIG, "false"),
+        ]))
+        .unwrap();
+        assert_eq!((t.max.get(), t.enforce), (3, false));
+        assert!(TasksMax::parse(&props(&[(TASKS_MAX_CONFIG, "0")])).is_err());
+        assert!(TasksMax::parse(&props(&[(TASKS_MAX_ENFORCE_CONFIG, "maybe")])).is_err());
+    }
+
+    #[test]
+    fn too_many_task_configs_fail_when_enforced_and_warn_otherwise() {
+        let enforced = TasksMax {
+            max: NonZeroUsize::new(2).unwrap(),
+            enforce: true,
+        };
+        assert_eq!(enforced.check("c", 2).unwrap(), None);
+        assert_eq!(
+            enforced.check("c", 3).unwrap_err().message(),
+            "The connector c has generated 3 tasks, which is greater than 2, the maximum number of tasks it is configured to create. This behaviour should be considered a bug and is disallowed. If necessary, it can be permitted by reconfiguring the connector with 'tasks.max.enforce' set to false; however, this option will be removed in a future release of Kafka Connect."
+        );
+        let lenient = TasksMax {
+            enforce: false,
+            ..enforced
+        };
+        let warning = lenient.check("c", 3).unwrap().unwrap();
+        assert!(
+            warning.starts_with("The connector c has generated 3 tasks, which is greater than 2")
+        );
     }
 }

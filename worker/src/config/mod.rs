@@ -4,11 +4,14 @@
 //! act on (JVM plugin paths, REST extensions, metrics reporters) are logged once and ignored;
 //! keys nobody knows are logged once too; a value we cannot use fails start-up naming the key.
 
+pub mod clients;
 pub mod properties;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
+
+use clients::{ClientKeyError, ClientKind, ClientSettings};
 
 pub const BOOTSTRAP_SERVERS: &str = "bootstrap.servers";
 pub const GROUP_ID: &str = "group.id";
@@ -117,6 +120,9 @@ pub enum ConfigError {
         value: String,
         reason: String,
     },
+    /// `producer.*`, `consumer.*` or `admin.*` keys no client here can use.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Client(Vec<ClientKeyError>),
 }
 
 /// `exactly.once.source.support` (KIP-618).
@@ -221,6 +227,12 @@ pub struct WorkerConfig {
     pub inter_worker_key_ttl: Duration,
     pub request_timeout: Duration,
     pub client_id: String,
+    /// `producer.*`, translated from Java client keys (see [`clients`]).
+    pub producer_client: ClientSettings,
+    /// `consumer.*`, translated.
+    pub consumer_client: ClientSettings,
+    /// `admin.*` without the REST keys `admin.listeners*`, translated.
+    pub admin_client: ClientSettings,
     /// Every key as written in the file.
     pub raw: BTreeMap<String, String>,
 }
@@ -345,6 +357,9 @@ impl WorkerConfig {
                 inter_worker_key_ttl: p.millis(INTER_WORKER_KEY_TTL_MS, 3_600_000)?,
                 request_timeout: p.millis(REQUEST_TIMEOUT_MS, 40_000)?,
                 client_id: p.string(CLIENT_ID, ""),
+                producer_client: client_settings(&raw, ClientKind::Producer, "producer.")?,
+                consumer_client: client_settings(&raw, ClientKind::Consumer, "consumer.")?,
+                admin_client: client_settings(&raw, ClientKind::Admin, "admin.")?,
                 raw: raw.clone(),
             };
         if config.heartbeat_interval >= config.session_timeout {
@@ -369,12 +384,11 @@ impl WorkerConfig {
         }
     }
 
-    /// The worker-wide `admin.` client overrides, without `admin.listeners` and its
-    /// `admin.listeners.https.*` settings (REST keys that share the prefix).
+    /// The worker-wide `admin.` client overrides for librdkafka, translated from Java keys,
+    /// without `admin.listeners` and its `admin.listeners.https.*` settings (REST keys that
+    /// share the prefix).
     pub fn admin_client_overrides(&self) -> BTreeMap<String, String> {
-        let mut m = self.with_prefix("admin.");
-        m.retain(|k, _| k != "listeners" && !k.starts_with("listeners."));
-        m
+        self.admin_client.librdkafka.clone()
     }
 
     /// The keys under `prefix`, with the prefix removed (e.g. `producer.` overrides).
@@ -384,6 +398,22 @@ impl WorkerConfig {
             .filter_map(|(k, v)| k.strip_prefix(prefix).map(|k| (k.to_owned(), v.clone())))
             .collect()
     }
+}
+
+/// The keys under `prefix` (a Java client's config), translated; `admin.` leaves out the REST
+/// keys `admin.listeners` and `admin.listeners.https.*`.
+fn client_settings(
+    raw: &BTreeMap<String, String>,
+    kind: ClientKind,
+    prefix: &str,
+) -> Result<ClientSettings, ConfigError> {
+    let pairs = raw
+        .iter()
+        .filter_map(|(k, v)| k.strip_prefix(prefix).map(|k| (k, v.as_str())))
+        .filter(|(k, _)| {
+            kind != ClientKind::Admin || (*k != "listeners" && !k.starts_with("listeners."))
+        });
+    ClientSettings::translate(kind, prefix, pairs).map_err(ConfigError::Client)
 }
 
 const KNOWN_KEYS: &[&str] = &[
@@ -755,5 +785,25 @@ mod tests {
         p.insert(RESPONSE_HTTP_HEADERS_CONFIG.into(), "put X-A: b".into());
         let err = WorkerConfig::from_props(p).unwrap_err().to_string();
         assert!(err.contains(RESPONSE_HTTP_HEADERS_CONFIG), "{err}");
+    }
+
+    #[test]
+    fn java_client_keys_are_translated_and_unknown_ones_fail_start_up() {
+        let mut p = base();
+        p.insert("producer.max.request.size".into(), "2097152".into());
+        p.insert("consumer.max.poll.records".into(), "50".into());
+        p.insert("producer.key.serializer".into(), "x.Y".into());
+        let c = WorkerConfig::from_props(p).unwrap();
+        assert_eq!(c.producer_client.librdkafka["message.max.bytes"], "2097152");
+        assert_eq!(c.producer_client.librdkafka.len(), 1);
+        assert_eq!(
+            c.consumer_client.max_poll_records.map(|n| n.get()),
+            Some(50)
+        );
+        assert!(c.consumer_client.librdkafka.is_empty());
+        let mut p = base();
+        p.insert("consumer.no.such.thing".into(), "1".into());
+        let err = WorkerConfig::from_props(p).unwrap_err().to_string();
+        assert!(err.contains("consumer.no.such.thing"), "{err}");
     }
 }

@@ -21,12 +21,15 @@
 //! # Errors
 //!
 //! Fencing or the privileged write failing is reported to the caller (the task then fails).
+//! A task count record above `tasks.max`'s limit (only another implementation can write one)
+//! fails the round: fencing it would take one `InitProducerId` per id.
 //! New task configs committed during a round fail it with Connect's 409 message.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use connect_api::config::connector::{TASKS_MAX_CONFIG, TASKS_MAX_LIMIT};
 use rdkafka::ClientConfig;
 use rdkafka::producer::{BaseProducer, Producer};
 
@@ -76,11 +79,7 @@ pub async fn fence_zombies(
         None => {}
         Some(1) if count == 1 => {}
         Some(previous) => {
-            let ids: Vec<String> = (0..previous.max(0))
-                .map(|t| {
-                    task_transactional_id(&config.group_id, &ConnectorTaskId::new(connector, t))
-                })
-                .collect();
+            let ids = ids_to_fence(&config.group_id, connector, previous)?;
             tracing::info!(connector, transactional_ids = ?ids, "fencing zombie tasks of the previous generation");
             let bootstrap = config.bootstrap_servers.clone();
             let admin_overrides = config.admin_client_overrides();
@@ -108,6 +107,20 @@ pub async fn fence_zombies(
     Ok(())
 }
 
+/// The transactional ids of the previous generation's `previous` tasks. Each costs an
+/// `InitProducerId` round trip: a count no connector can have here (only another
+/// implementation can write one) fails the round instead of fencing for days.
+fn ids_to_fence(group_id: &str, connector: &str, previous: i32) -> Result<Vec<String>, String> {
+    if previous > TASKS_MAX_LIMIT {
+        return Err(format!(
+            "Failed to perform zombie fencing: the task count record of connector {connector} says {previous} tasks, more than the {TASKS_MAX_LIMIT} a connector may have here ({TASKS_MAX_CONFIG}); refusing to fence that many transactional ids"
+        ));
+    }
+    Ok((0..previous.max(0))
+        .map(|t| task_transactional_id(group_id, &ConnectorTaskId::new(connector, t)))
+        .collect())
+}
+
 /// What `Admin.fenceProducers` does: InitProducerId for each id, which bumps its epoch.
 fn fence_transactional_ids(
     bootstrap: &str,
@@ -127,4 +140,23 @@ fn fence_transactional_ids(
             .map_err(|e| format!("{id}: {e}"))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_count_record_above_the_tasks_max_limit_is_not_fenced_id_by_id() {
+        let ids = ids_to_fence("g", "c", 3).unwrap();
+        assert_eq!(ids.len(), 3);
+        assert_eq!(
+            ids[2],
+            task_transactional_id("g", &ConnectorTaskId::new("c", 2))
+        );
+        assert_eq!(ids_to_fence("g", "c", TASKS_MAX_LIMIT).unwrap().len(), 1024);
+        assert!(ids_to_fence("g", "c", -1).unwrap().is_empty());
+        let err = ids_to_fence("g", "c", i32::MAX).unwrap_err();
+        assert!(err.contains("2147483647") && err.contains("1024"), "{err}");
+    }
 }

@@ -41,7 +41,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use connect_api::ConfigMap;
-use connect_api::config::connector::TASKS_MAX_CONFIG;
+use connect_api::config::TasksMax;
 use tokio::sync::{RwLock, broadcast, mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -50,6 +50,7 @@ use crate::cluster::{
     self, ClusterConfigSnapshot, ConnectProtocolVersion, GroupEvent, GroupHandle,
 };
 use crate::config::{ExactlyOnceSourceSupport, WorkerConfig};
+use crate::runtime::TaskStatusListener;
 use crate::runtime::connector::ConnectorRequest;
 use crate::runtime::worker::Worker;
 use crate::storage::{
@@ -579,13 +580,9 @@ impl Herder {
             // A paused connector keeps its tasks as they are.
             TargetState::Paused => return Ok(()),
             TargetState::Started => {
-                let max_tasks = config
-                    .get(TASKS_MAX_CONFIG)
-                    .and_then(|v| v.trim().parse::<usize>().ok())
-                    .unwrap_or(1)
-                    .max(1);
+                let tasks_max = TasksMax::parse(config).map_err(|e| e.to_string())?;
                 self.worker
-                    .connector_task_configs(name, config, max_tasks)
+                    .connector_task_configs(name, config, tasks_max)
                     .await
                     .map_err(|e| e.to_string())?
             }
@@ -636,15 +633,31 @@ impl Herder {
     ) {
         let target = snapshot.target_state(&id.connector).unwrap_or_default();
         let generation = snapshot.task_config_generation(&id.connector);
-        self.worker
-            .start_task(
-                id.clone(),
-                task_config,
-                connector_config,
-                target,
-                generation,
-            )
-            .await;
+        // Apache checks `tasks.max` again at task start: task configs written by another
+        // implementation (or before `tasks.max` was lowered) may outnumber it.
+        let num_tasks = usize::try_from(snapshot.task_count(&id.connector)).unwrap_or(0);
+        match TasksMax::parse(connector_config).and_then(|t| t.check(&id.connector, num_tasks)) {
+            Ok(warning) => {
+                if let Some(w) = warning {
+                    tracing::warn!(task = %id, "{w}");
+                }
+                self.worker
+                    .start_task(
+                        id.clone(),
+                        task_config,
+                        connector_config,
+                        target,
+                        generation,
+                    )
+                    .await;
+            }
+            Err(e) => {
+                tracing::error!(task = %id, error = %e, "failed to start task");
+                self.worker
+                    .status()
+                    .on_failure(id, crate::runtime::error_trace(&e));
+            }
+        }
         self.applied_task_configs
             .insert(id.clone(), (task_config.clone(), generation));
     }

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use connect_api::config::connector::{
     CONNECTOR_CLASS_CONFIG, EXACTLY_ONCE_SUPPORT_CONFIG, TRANSACTION_BOUNDARY_CONFIG,
 };
-use connect_api::config::{sink_connector_config_def, source_connector_config_def};
+use connect_api::config::{
+    ConfigDef, ConfigValue, TypedValue, sink_connector_config_def, source_connector_config_def,
+};
 use connect_api::connector::{ConnectorTransactionBoundaries, ExactlyOnceSupport};
 use connect_api::{
     ConfigInfos, ConfigMap, ConnectError, ConnectorInstance, PluginRegistry, PluginType,
@@ -18,6 +20,7 @@ use tokio::sync::{RwLock, mpsc, oneshot};
 
 use super::session_key;
 use crate::config::ConnectProtocol;
+use crate::config::clients::{ClientKind, connector_overrides};
 use crate::config::{ExactlyOnceSourceSupport, WorkerConfig};
 use crate::rest::LogLevels;
 use crate::storage::{ConfigBackingStore, ConnectorTaskId, OffsetBackingStore, StatusBackingStore};
@@ -295,7 +298,8 @@ impl HerderHandle {
         };
         let own_groups = own_def.groups();
         let own = ConfigInfos::generate(class, &own_def, &own_values, own_groups);
-        let mut infos = ConfigInfos::merge(class, [framework, own]);
+        let mut infos =
+            ConfigInfos::merge(class, [framework, own, client_override_infos(class, props)]);
         match &instance {
             ConnectorInstance::Sink(_) => {
                 for (key, message) in connect_api::config::sink_topic_errors(props) {
@@ -345,6 +349,28 @@ impl HerderHandle {
         }
         Ok((infos, plugin_type))
     }
+}
+
+/// The `producer.override.*`, `consumer.override.*` and `admin.override.*` keys no client here
+/// can use (see [`crate::config::clients`]), one entry with its error each; valid overrides
+/// add nothing.
+fn client_override_infos(class: &str, props: &ConfigMap) -> ConfigInfos {
+    let values: Vec<ConfigValue> = [
+        ClientKind::Producer,
+        ClientKind::Consumer,
+        ClientKind::Admin,
+    ]
+    .into_iter()
+    .filter_map(|kind| connector_overrides(kind, props).err())
+    .flatten()
+    .map(|e| {
+        let mut v = ConfigValue::new(e.key.clone());
+        v.value = Some(TypedValue::String(e.value.clone()));
+        v.add_error(e.to_string());
+        v
+    })
+    .collect();
+    ConfigInfos::generate(class, &ConfigDef::new(), &values, Vec::new())
 }
 
 /// `{k=v, ...}` as Java prints a map, with values of password-looking keys hidden.

@@ -8,9 +8,13 @@
 //!                  │ error                     ├─ target PAUSED ─> stop(), PAUSED; STARTED ─> start()
 //!                  └──> FAILED (trace)         └─ Stop ─> stop() ─> exit
 //! ```
+//!
+//! More task configs than `tasks.max` fail the connector (Apache's `TooManyTasksException`)
+//! unless `tasks.max.enforce=false`, which keeps every config and logs a warning (KIP-1004).
 
 use std::sync::Arc;
 
+use connect_api::config::TasksMax;
 use connect_api::connector::{ConnectorControl, DynSinkConnector, DynSourceConnector};
 use connect_api::{
     CancellationToken, ConfigMap, ConnectError, ConnectorContext, ConnectorInstance,
@@ -32,7 +36,10 @@ pub enum ConnectorRequest {
 }
 
 enum Command {
-    TaskConfigs(usize, oneshot::Sender<Result<Vec<ConfigMap>, ConnectError>>),
+    TaskConfigs(
+        TasksMax,
+        oneshot::Sender<Result<Vec<ConfigMap>, ConnectError>>,
+    ),
     Stop(oneshot::Sender<()>),
 }
 
@@ -115,11 +122,12 @@ impl ConnectorHandle {
         self.target.send_replace(state);
     }
 
-    /// `task_configs(max_tasks)`; an error if the connector is not running (failed, paused).
-    pub async fn task_configs(&self, max_tasks: usize) -> Result<Vec<ConfigMap>, ConnectError> {
+    /// `task_configs(tasks.max)`, checked against `tasks.max.enforce`; an error if the connector
+    /// is not running (failed, paused) or generated too many tasks (it is then FAILED).
+    pub async fn task_configs(&self, tasks_max: TasksMax) -> Result<Vec<ConfigMap>, ConnectError> {
         let (tx, rx) = oneshot::channel();
         self.commands
-            .send(Command::TaskConfigs(max_tasks, tx))
+            .send(Command::TaskConfigs(tasks_max, tx))
             .map_err(|_| ConnectError::fatal("connector is not running"))?;
         rx.await
             .map_err(|_| ConnectError::fatal("connector is not running"))?
@@ -207,9 +215,31 @@ async fn run(
             }
             cmd = commands.recv() => match cmd {
                 None => break,
-                Some(Command::TaskConfigs(max, reply)) => {
-                    let result = if started {
-                        instance.task_configs(max)
+                Some(Command::TaskConfigs(tasks_max, reply)) => {
+                    let result = if started && failed.is_none() {
+                        match instance.task_configs(tasks_max.max.get()) {
+                            Ok(configs) => match tasks_max.check(&name, configs.len()) {
+                                Ok(warning) => {
+                                    if let Some(w) = warning {
+                                        tracing::warn!(connector = %name, "{w}");
+                                    }
+                                    Ok(configs)
+                                }
+                                // Apache's `workerConnector.fail(e)`: FAILED with the message.
+                                Err(e) => {
+                                    tracing::error!(connector = %name, error = %e, "connector generated too many tasks");
+                                    let trace = super::error_trace(&e);
+                                    status.on_connector_state(
+                                        &name,
+                                        ConnectorState::Failed,
+                                        Some(trace.clone()),
+                                    );
+                                    failed = Some(trace);
+                                    Err(e)
+                                }
+                            },
+                            Err(e) => Err(e),
+                        }
                     } else {
                         Err(ConnectError::fatal(match &failed {
                             Some(t) => format!("connector {name} has failed: {t}"),
@@ -235,5 +265,118 @@ async fn run(
     if started {
         cancel.cancel();
         let _ = instance.stop().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::num::NonZeroUsize;
+    use std::sync::Mutex;
+
+    use async_trait::async_trait;
+    use connect_api::config::ConfigDef;
+    use connect_api::connector::{SinkConnector, SinkTask, SinkTaskContext};
+    use connect_api::record::SinkRecord;
+
+    use super::*;
+
+    /// Always returns one task config more than it was asked for.
+    #[derive(Default)]
+    struct TooMany;
+
+    #[derive(Default)]
+    struct NoopTask;
+
+    #[async_trait]
+    impl SinkTask for NoopTask {
+        fn version(&self) -> String {
+            "0".into()
+        }
+        async fn start(&mut self, _: SinkTaskContext, _: ConfigMap) -> connect_api::Result<()> {
+            Ok(())
+        }
+        async fn put(&mut self, _: Vec<SinkRecord>) -> connect_api::Result<()> {
+            Ok(())
+        }
+        async fn stop(&mut self) -> connect_api::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[async_trait]
+    impl SinkConnector for TooMany {
+        type Task = NoopTask;
+        fn version(&self) -> String {
+            "0".into()
+        }
+        fn config_def(&self) -> ConfigDef {
+            ConfigDef::new()
+        }
+        async fn start(&mut self, _: ConnectorContext, _: ConfigMap) -> connect_api::Result<()> {
+            Ok(())
+        }
+        fn task_configs(&self, max_tasks: usize) -> connect_api::Result<Vec<ConfigMap>> {
+            Ok(vec![ConfigMap::new(); max_tasks + 1])
+        }
+        async fn stop(&mut self) -> connect_api::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[derive(Default)]
+    struct States(Mutex<Vec<(ConnectorState, Option<String>)>>);
+
+    impl ConnectorStatusListener for States {
+        fn on_connector_state(&self, _: &str, state: ConnectorState, trace: Option<String>) {
+            self.0.lock().unwrap().push((state, trace));
+        }
+    }
+
+    fn tasks_max(max: usize, enforce: bool) -> TasksMax {
+        TasksMax {
+            max: NonZeroUsize::new(max).unwrap(),
+            enforce,
+        }
+    }
+
+    #[tokio::test]
+    async fn too_many_task_configs_fail_the_connector_unless_enforcement_is_off() {
+        let states = Arc::new(States::default());
+        let (requests, _rx) = mpsc::unbounded_channel();
+        let handle = ConnectorHandle::spawn(
+            "c".into(),
+            ConfigMap::new(),
+            ConnectorInstance::Sink(Box::new(TooMany)),
+            TargetState::Started,
+            states.clone(),
+            requests,
+        );
+        // `tasks.max.enforce=false`: every config is kept (none silently dropped).
+        assert_eq!(
+            handle
+                .task_configs(tasks_max(2, false))
+                .await
+                .unwrap()
+                .len(),
+            3
+        );
+        assert_eq!(
+            states.0.lock().unwrap().last().map(|s| s.0),
+            Some(ConnectorState::Running)
+        );
+
+        let err = handle.task_configs(tasks_max(2, true)).await.unwrap_err();
+        assert!(
+            err.message().starts_with(
+                "The connector c has generated 3 tasks, which is greater than 2, the maximum number of tasks it is configured to create."
+            ),
+            "{err}"
+        );
+        let (state, trace) = states.0.lock().unwrap().last().cloned().unwrap();
+        assert_eq!(state, ConnectorState::Failed);
+        assert!(trace.unwrap().contains("tasks.max.enforce"));
+        // A failed connector generates no more task configs until it is restarted.
+        assert!(handle.task_configs(tasks_max(5, false)).await.is_err());
+        handle.stop().await;
     }
 }

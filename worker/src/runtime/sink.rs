@@ -57,7 +57,8 @@ use super::topics::ActiveTopics;
 use super::{ConnectorTaskId, TaskStatusListener, TokioTimer};
 
 /// Records handed to one `put` at most.
-const MAX_BATCH: usize = 500;
+/// The largest batch per `put` unless `max.poll.records` says otherwise (Java's default).
+pub const DEFAULT_MAX_POLL_RECORDS: usize = 500;
 const POLL_TIMEOUT: Duration = Duration::from_millis(100);
 
 /// Everything the runner needs besides the task itself.
@@ -71,6 +72,8 @@ pub struct SinkTaskRun {
     pub errors: Arc<ErrorHandler>,
     /// Bootstrap servers and `consumer.*` overrides; the runner sets group and commit keys.
     pub consumer_config: ClientConfig,
+    /// `max.poll.records`: the most records polled for one `put`.
+    pub max_poll_records: usize,
     pub status: Arc<dyn TaskStatusListener>,
     pub cancel: CancellationToken,
     pub paused: watch::Receiver<bool>,
@@ -493,7 +496,7 @@ fn poll_loop(
     Ok(())
 }
 
-/// Polls up to `MAX_BATCH` records: blocks for the first, then takes what is already there.
+/// Polls up to `max.poll.records` records: blocks for the first, then takes what is already there.
 /// Returns the converted records and the consumed bytes of every polled record (converted or
 /// tolerated), in order.
 fn poll_batch(
@@ -505,7 +508,7 @@ fn poll_batch(
     let mut raws = Vec::new();
     let mut timeout = POLL_TIMEOUT;
     let mut epoch = shared.control.lock().epoch;
-    while raws.len() < MAX_BATCH {
+    while raws.len() < run.max_poll_records {
         match consumer.poll(timeout) {
             None => break,
             Some(Err(e)) => {

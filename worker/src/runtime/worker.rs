@@ -4,11 +4,12 @@
 //! The herder decides *what* runs here; this module only knows *how*.
 
 use std::collections::BTreeMap;
+use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use connect_api::config::connector::{CONNECTOR_CLASS_CONFIG, TASK_CLASS_CONFIG};
-use connect_api::config::{SinkConnectorConfig, SourceConnectorConfig};
+use connect_api::config::{SinkConnectorConfig, SourceConnectorConfig, TasksMax};
 use connect_api::{CancellationToken, ConfigMap, ConnectError, PluginRegistry, TaskInstance};
 use rdkafka::ClientConfig;
 use rdkafka::producer::FutureProducer;
@@ -21,10 +22,12 @@ use super::errors::{DeadLetterQueue, ErrorHandler, StageClasses};
 use super::exactly_once::{
     ExactlyOnceGate, ExactlyOnceSourceTaskRun, run_exactly_once_source_task, task_transactional_id,
 };
-use super::sink::{SinkTaskRun, run_sink_task};
+use super::sink::{DEFAULT_MAX_POLL_RECORDS, SinkTaskRun, run_sink_task};
 use super::source::{SourceTaskRun, run_source_task};
 use super::{ConnectorTaskId, SourceOffsetBackend, TaskStatusListener};
 use crate::config::WorkerConfig;
+use crate::config::clients::{ClientKind, ClientSettings, connector_overrides};
+use crate::storage::log::java_partitioner;
 use crate::storage::offsets::OffsetStoreSettings;
 use crate::storage::topics::TopicSettings;
 use crate::storage::{
@@ -254,13 +257,16 @@ impl Worker {
         self.tasks.keys().cloned().collect()
     }
 
-    /// Starts a connector; a plugin that cannot be created is reported FAILED.
+    /// Starts a connector; a plugin that cannot be created, or a `tasks.max` this worker
+    /// refuses (a config written by another implementation or an older version), is reported
+    /// FAILED.
     pub fn start_connector(&mut self, name: &str, config: &ConfigMap, target: TargetState) {
         let class = config
             .get(CONNECTOR_CLASS_CONFIG)
             .cloned()
             .unwrap_or_default();
-        match self.registry.create_connector(&class) {
+        let instance = TasksMax::parse(config).and_then(|_| self.registry.create_connector(&class));
+        match instance {
             Ok(instance) => {
                 let handle = ConnectorHandle::spawn(
                     name.to_owned(),
@@ -291,12 +297,13 @@ impl Worker {
         }
     }
 
-    /// `task_configs(max_tasks)` of a running connector, each with `task.class` set.
+    /// `task_configs(tasks.max)` of a running connector, each with `task.class` set; more
+    /// configs than `tasks.max` fail the connector unless `tasks.max.enforce=false` (KIP-1004).
     pub async fn connector_task_configs(
         &self,
         name: &str,
         config: &ConfigMap,
-        max_tasks: usize,
+        tasks_max: TasksMax,
     ) -> Result<Vec<ConfigMap>, ConnectError> {
         let handle = self.connectors.get(name).ok_or_else(|| {
             ConnectError::fatal(format!("connector {name} is not running on this worker"))
@@ -307,8 +314,7 @@ impl Worker {
             .unwrap_or_default();
         let (desc, _) = self.registry.describe(&class)?;
         let task_class = desc.task_class.to_owned();
-        let mut configs = handle.task_configs(max_tasks).await?;
-        configs.truncate(max_tasks);
+        let mut configs = handle.task_configs(tasks_max).await?;
         for c in &mut configs {
             c.insert(TASK_CLASS_CONFIG.to_owned(), task_class.clone());
         }
@@ -374,7 +380,7 @@ impl Worker {
                 let cc = SourceConnectorConfig::parse(connector_config)?;
                 let converters = RecordConverters::for_connector(&self.config, &cc.common)?;
                 let offsets = self.connector_offsets(&cc).await?;
-                let mut producer_config = self.producer_config(id, connector_config);
+                let mut producer_config = self.producer_config(id, connector_config)?;
                 // Forced, whatever the overrides said (Connect warns and overwrites too).
                 producer_config.set("enable.idempotence", "true").set(
                     "transactional.id",
@@ -400,7 +406,7 @@ impl Worker {
                 let cc = SourceConnectorConfig::parse(connector_config)?;
                 let converters = RecordConverters::for_connector(&self.config, &cc.common)?;
                 let producer = self
-                    .producer_config(id, connector_config)
+                    .producer_config(id, connector_config)?
                     .create::<FutureProducer>()
                     .map_err(|e| {
                         ConnectError::fatal(format!("failed to create producer for task {id}: {e}"))
@@ -422,8 +428,9 @@ impl Worker {
             TaskInstance::Sink(task) => {
                 let cc = SinkConnectorConfig::parse(connector_config)?;
                 let converters = RecordConverters::for_connector(&self.config, &cc.common)?;
+                let (consumer_config, max_poll_records) = self.consumer_config(connector_config)?;
                 let dlq =
-                    DeadLetterQueue::for_sink(id, &cc, self.producer_config(id, connector_config))
+                    DeadLetterQueue::for_sink(id, &cc, self.producer_config(id, connector_config)?)
                         .await?;
                 let classes = StageClasses {
                     key_converter: cc
@@ -447,7 +454,8 @@ impl Worker {
                     offset_commit_interval: self.config.offset_flush_interval,
                     converters: Arc::new(converters),
                     errors,
-                    consumer_config: self.consumer_config(connector_config),
+                    consumer_config,
+                    max_poll_records,
                     status,
                     cancel: cancel.clone(),
                     paused: paused_rx,
@@ -469,37 +477,60 @@ impl Worker {
         c
     }
 
-    /// Source task producer: idempotent, `acks=all`, then the worker's `producer.*` and the
-    /// connector's `producer.override.*` (override policy `All`, Connect's default).
-    fn producer_config(&self, id: &ConnectorTaskId, connector_config: &ConfigMap) -> ClientConfig {
+    /// The worker's `<client>.*` settings under the connector's `<client>.override.*` ones
+    /// (override policy `All`, Connect's default), both translated from Java client keys. A
+    /// key no client can use (in a config stored before it was validated) fails the task.
+    fn client_settings(
+        &self,
+        kind: ClientKind,
+        connector_config: &ConfigMap,
+    ) -> Result<ClientSettings, ConnectError> {
+        let worker = match kind {
+            ClientKind::Producer => &self.config.producer_client,
+            ClientKind::Consumer => &self.config.consumer_client,
+            ClientKind::Admin => &self.config.admin_client,
+        };
+        let overrides = connector_overrides(kind, connector_config).map_err(|errors| {
+            ConnectError::config(
+                errors
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            )
+        })?;
+        Ok(worker.merged(&overrides))
+    }
+
+    /// Task (and dead-letter queue) producer: idempotent, `acks=all`, Java's partitioner, then
+    /// the worker's `producer.*` and the connector's `producer.override.*`.
+    fn producer_config(
+        &self,
+        id: &ConnectorTaskId,
+        connector_config: &ConfigMap,
+    ) -> Result<ClientConfig, ConnectError> {
         let mut c = self.base_client();
         c.set("enable.idempotence", "true")
             .set("acks", "all")
             .set("client.id", format!("connector-producer-{id}"));
-        for (k, v) in self.config.with_prefix("producer.") {
-            c.set(k, v);
-        }
-        for (k, v) in connector_config
-            .iter()
-            .filter_map(|(k, v)| k.strip_prefix("producer.override.").map(|k| (k, v)))
-        {
-            c.set(k, v);
-        }
-        c
+        java_partitioner(&mut c);
+        self.client_settings(ClientKind::Producer, connector_config)?
+            .apply(&mut c);
+        Ok(c)
     }
 
-    fn consumer_config(&self, connector_config: &ConfigMap) -> ClientConfig {
+    /// Sink task consumer settings and the largest batch per `put` (`max.poll.records`).
+    fn consumer_config(
+        &self,
+        connector_config: &ConfigMap,
+    ) -> Result<(ClientConfig, usize), ConnectError> {
         let mut c = self.base_client();
-        for (k, v) in self.config.with_prefix("consumer.") {
-            c.set(k, v);
-        }
-        for (k, v) in connector_config
-            .iter()
-            .filter_map(|(k, v)| k.strip_prefix("consumer.override.").map(|k| (k, v)))
-        {
-            c.set(k, v);
-        }
-        c
+        let settings = self.client_settings(ClientKind::Consumer, connector_config)?;
+        settings.apply(&mut c);
+        let max_poll_records = settings
+            .max_poll_records
+            .map_or(DEFAULT_MAX_POLL_RECORDS, NonZeroUsize::get);
+        Ok((c, max_poll_records))
     }
 
     /// Stops tasks and waits until each has stopped (offsets committed, status written).

@@ -105,6 +105,16 @@ impl std::fmt::Debug for KafkaBasedLog {
     }
 }
 
+/// librdkafka's `partitioner` that matches Java's default partitioner for keyed records
+/// (`toPositive(murmur2(keyBytes)) % numPartitions`).
+pub const JAVA_PARTITIONER: &str = "murmur2_random";
+
+/// Sets [`JAVA_PARTITIONER`], for every producer of this worker: internal topics, task and
+/// dead-letter queue producers. Settings applied after it (overrides) still win.
+pub fn java_partitioner(c: &mut ClientConfig) -> &mut ClientConfig {
+    c.set("partitioner", JAVA_PARTITIONER)
+}
+
 /// Producer settings shared by every internal-topic writer.
 pub fn producer_config(base: &ClientConfig, client_id: &str) -> ClientConfig {
     let mut c = base.clone();
@@ -113,9 +123,9 @@ pub fn producer_config(base: &ClientConfig, client_id: &str) -> ClientConfig {
         .set("enable.idempotence", "true")
         // Java's delivery.timeout.ms = Integer.MAX_VALUE: never give up on an internal write;
         // callers bound their wait instead.
-        .set("message.timeout.ms", "0")
-        // Same partition as Java's default partitioner for the same key bytes.
-        .set("partitioner", "murmur2_random");
+        .set("message.timeout.ms", "0");
+    // Same partition as Java's default partitioner for the same key bytes.
+    java_partitioner(&mut c);
     c
 }
 

@@ -1,0 +1,480 @@
+//! Kafka client settings written as Apache Kafka's Java client properties.
+//!
+//! Connect users configure clients with Java keys everywhere a client config is given: the
+//! worker's `producer.*`, `consumer.*` and `admin.*`, and a connector's `producer.override.*`,
+//! `consumer.override.*` and `admin.override.*`. Every one of those places builds its client
+//! through [`ClientSettings::translate`], which decides per key, from the one table below:
+//!
+//! ```text
+//!  Java key ──> in TABLE? ── Rename ───────> librdkafka key (value converted if needed)
+//!                   │        Runtime ──────> a runtime setting (max.poll.records -> sink batch)
+//!                   │        Ignored ──────> accepted, one warning (JVM-only: serializers...)
+//!                   │        Unsupported ──> validation error on that key
+//!                   └ no ─────────────────> librdkafka key as is
+//!  every librdkafka key/value is then checked by librdkafka itself (conf_set): unknown to both
+//!  or a value librdkafka refuses is a validation error naming the key, never a task that fails
+//!  after it was accepted.
+//! ```
+
+use std::collections::{BTreeMap, HashSet};
+use std::num::NonZeroUsize;
+use std::sync::{Mutex, OnceLock};
+
+use rdkafka::ClientConfig;
+use rdkafka::error::KafkaError;
+
+/// The Java client a set of keys configures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientKind {
+    Producer,
+    Consumer,
+    Admin,
+}
+
+/// How a value is converted on its way to librdkafka.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Convert {
+    Same,
+    /// Bytes (Java) to kilobytes, rounded up (librdkafka's `queue.buffering.max.kbytes`).
+    BytesToKbytes,
+    /// Java's `-1` ("the OS default") is librdkafka's `0`.
+    MinusOneToZero,
+    /// `auto.offset.reset=none` is librdkafka's `error`.
+    OffsetReset,
+    /// An empty `ssl.endpoint.identification.algorithm` disables it (`none`).
+    EndpointIdentification,
+    /// Java assignor class names to librdkafka's strategy names.
+    AssignmentStrategy,
+    /// `PlainLoginModule`/`ScramLoginModule` `sasl.jaas.config` to `sasl.username`/`sasl.password`.
+    JaasConfig,
+    /// librdkafka's keystore is PKCS#12: that type is implied, others cannot be read.
+    KeystoreType,
+}
+
+/// What the runtime reads itself instead of passing to librdkafka.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RuntimeKey {
+    /// The sink runner's largest batch per `put` (Java consumers' poll size).
+    MaxPollRecords,
+}
+
+/// What one Java key becomes here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rule {
+    /// A librdkafka key (possibly of the same name) with a value conversion.
+    Rename(&'static str, Convert),
+    Runtime(RuntimeKey),
+    /// Means nothing outside a JVM: accepted with one warning.
+    Ignored,
+    /// Known to Java, no equivalent here, and ignoring it would change what the client does.
+    Unsupported(&'static str),
+}
+
+const NO_JAVA_CLASSES: &str = "Java classes cannot be loaded by this worker";
+
+/// Java client keys that are not passed to librdkafka unchanged (keys absent here are). Shown
+/// in the README's "Client properties" table; keep the two in step.
+const TABLE: &[(&str, Rule)] = &[
+    (
+        "max.poll.records",
+        Rule::Runtime(RuntimeKey::MaxPollRecords),
+    ),
+    (
+        "max.request.size",
+        Rule::Rename("message.max.bytes", Convert::Same),
+    ),
+    (
+        "buffer.memory",
+        Rule::Rename("queue.buffering.max.kbytes", Convert::BytesToKbytes),
+    ),
+    (
+        "fetch.max.wait.ms",
+        Rule::Rename("fetch.wait.max.ms", Convert::Same),
+    ),
+    (
+        "receive.buffer.bytes",
+        Rule::Rename("socket.receive.buffer.bytes", Convert::MinusOneToZero),
+    ),
+    (
+        "send.buffer.bytes",
+        Rule::Rename("socket.send.buffer.bytes", Convert::MinusOneToZero),
+    ),
+    (
+        "auto.offset.reset",
+        Rule::Rename("auto.offset.reset", Convert::OffsetReset),
+    ),
+    (
+        "ssl.endpoint.identification.algorithm",
+        Rule::Rename(
+            "ssl.endpoint.identification.algorithm",
+            Convert::EndpointIdentification,
+        ),
+    ),
+    (
+        "partition.assignment.strategy",
+        Rule::Rename("partition.assignment.strategy", Convert::AssignmentStrategy),
+    ),
+    (
+        "sasl.jaas.config",
+        Rule::Rename("sasl.username", Convert::JaasConfig),
+    ),
+    (
+        "ssl.keystore.type",
+        Rule::Rename("ssl.keystore.type", Convert::KeystoreType),
+    ),
+    (
+        "ssl.truststore.certificates",
+        Rule::Rename("ssl.ca.pem", Convert::Same),
+    ),
+    (
+        "ssl.keystore.key",
+        Rule::Rename("ssl.key.pem", Convert::Same),
+    ),
+    (
+        "ssl.keystore.certificate.chain",
+        Rule::Rename("ssl.certificate.pem", Convert::Same),
+    ),
+    // Connect hands converters' bytes to its clients: (de)serializers are never used.
+    ("key.serializer", Rule::Ignored),
+    ("value.serializer", Rule::Ignored),
+    ("key.deserializer", Rule::Ignored),
+    ("value.deserializer", Rule::Ignored),
+    ("interceptor.classes", Rule::Ignored),
+    ("metric.reporters", Rule::Ignored),
+    ("metrics.num.samples", Rule::Ignored),
+    ("metrics.recording.level", Rule::Ignored),
+    ("metrics.sample.window.ms", Rule::Ignored),
+    ("auto.include.jmx.reporter", Rule::Ignored),
+    ("enable.metrics.push", Rule::Ignored),
+    ("partitioner.class", Rule::Ignored),
+    ("partitioner.ignore.keys", Rule::Ignored),
+    ("partitioner.adaptive.partitioning.enable", Rule::Ignored),
+    ("partitioner.availability.timeout.ms", Rule::Ignored),
+    ("max.block.ms", Rule::Ignored),
+    ("default.api.timeout.ms", Rule::Ignored),
+    ("exclude.internal.topics", Rule::Ignored),
+    ("metadata.max.idle.ms", Rule::Ignored),
+    ("metadata.recovery.strategy", Rule::Ignored),
+    ("metadata.recovery.rebootstrap.trigger.ms", Rule::Ignored),
+    ("socket.connection.setup.timeout.max.ms", Rule::Ignored),
+    ("internal.leave.group.on.close", Rule::Ignored),
+    ("security.providers", Rule::Ignored),
+    ("ssl.protocol", Rule::Ignored),
+    ("ssl.enabled.protocols", Rule::Ignored),
+    ("ssl.keymanager.algorithm", Rule::Ignored),
+    ("ssl.trustmanager.algorithm", Rule::Ignored),
+    ("ssl.secure.random.implementation", Rule::Ignored),
+    (
+        "ssl.truststore.location",
+        Rule::Unsupported(
+            "Java truststores cannot be read here; give the CA certificates as PEM with ssl.ca.location, or inline with ssl.truststore.certificates",
+        ),
+    ),
+    (
+        "ssl.truststore.type",
+        Rule::Unsupported(
+            "Java truststores cannot be read here; give the CA certificates as PEM with ssl.ca.location, or inline with ssl.truststore.certificates",
+        ),
+    ),
+    (
+        "ssl.truststore.password",
+        Rule::Unsupported(
+            "Java truststores cannot be read here; give the CA certificates as PEM with ssl.ca.location, or inline with ssl.truststore.certificates",
+        ),
+    ),
+    (
+        "ssl.engine.factory.class",
+        Rule::Unsupported(NO_JAVA_CLASSES),
+    ),
+    ("sasl.login.class", Rule::Unsupported(NO_JAVA_CLASSES)),
+    (
+        "sasl.login.callback.handler.class",
+        Rule::Unsupported(NO_JAVA_CLASSES),
+    ),
+    (
+        "sasl.client.callback.handler.class",
+        Rule::Unsupported(NO_JAVA_CLASSES),
+    ),
+];
+
+fn rule(key: &str) -> Option<Rule> {
+    TABLE.iter().find(|(k, _)| *k == key).map(|(_, r)| *r)
+}
+
+/// Largest `max.poll.records` accepted (the sink runner holds one batch in memory).
+pub const MAX_POLL_RECORDS_LIMIT: usize = 100_000;
+
+/// One key a client config cannot use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Invalid value {value} for configuration {key}: {reason}")]
+pub struct ClientKeyError {
+    /// The key as the user wrote it, prefix included.
+    pub key: String,
+    pub value: String,
+    pub reason: String,
+}
+
+/// A client config after translation: what goes to librdkafka and what the runtime reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClientSettings {
+    pub librdkafka: BTreeMap<String, String>,
+    /// `max.poll.records` (consumers only).
+    pub max_poll_records: Option<NonZeroUsize>,
+}
+
+impl ClientSettings {
+    /// Translates `pairs` (keys without `prefix`, which only names keys in errors and
+    /// warnings). Every key that cannot be used is reported; ignored keys are logged once per
+    /// process.
+    pub fn translate<'a>(
+        kind: ClientKind,
+        prefix: &str,
+        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Self, Vec<ClientKeyError>> {
+        let mut out = Self::default();
+        let mut errors = Vec::new();
+        for (key, value) in pairs {
+            let error = |reason: String| ClientKeyError {
+                key: format!("{prefix}{key}"),
+                value: if is_secret(key) {
+                    "[hidden]".to_owned()
+                } else {
+                    value.to_owned()
+                },
+                reason,
+            };
+            match rule(key) {
+                None => match check_librdkafka(key, value) {
+                    Ok(()) => {
+                        out.librdkafka.insert(key.to_owned(), value.to_owned());
+                    }
+                    Err(reason) => errors.push(error(reason)),
+                },
+                Some(Rule::Rename(target, convert)) => match converted(target, convert, value) {
+                    Ok(pairs) => {
+                        for (k, v) in pairs {
+                            match check_librdkafka(&k, &v) {
+                                Ok(()) => {
+                                    out.librdkafka.insert(k, v);
+                                }
+                                Err(reason) => errors.push(error(format!("{reason} (as {k})"))),
+                            }
+                        }
+                    }
+                    Err(reason) => errors.push(error(reason)),
+                },
+                Some(Rule::Runtime(RuntimeKey::MaxPollRecords)) if kind == ClientKind::Consumer => {
+                    match value
+                        .trim()
+                        .parse::<usize>()
+                        .ok()
+                        .filter(|n| *n <= MAX_POLL_RECORDS_LIMIT)
+                        .and_then(NonZeroUsize::new)
+                    {
+                        Some(n) => out.max_poll_records = Some(n),
+                        None => errors.push(error(format!(
+                            "Value must be an integer between 1 and {MAX_POLL_RECORDS_LIMIT}"
+                        ))),
+                    }
+                }
+                Some(Rule::Runtime(_) | Rule::Ignored) => warn_once(prefix, key),
+                Some(Rule::Unsupported(reason)) => errors.push(error(reason.to_owned())),
+            }
+        }
+        if errors.is_empty() {
+            Ok(out)
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// Sets the librdkafka keys on `c` (after the caller's defaults, before its forced keys).
+    pub fn apply(&self, c: &mut ClientConfig) {
+        for (k, v) in &self.librdkafka {
+            c.set(k, v);
+        }
+    }
+
+    /// `other`'s keys over these (a connector's overrides over the worker's settings).
+    pub fn merged(&self, other: &ClientSettings) -> ClientSettings {
+        let mut librdkafka = self.librdkafka.clone();
+        librdkafka.extend(other.librdkafka.clone());
+        ClientSettings {
+            librdkafka,
+            max_poll_records: other.max_poll_records.or(self.max_poll_records),
+        }
+    }
+}
+
+/// Key prefixes of a connector's client overrides.
+pub const PRODUCER_OVERRIDE_PREFIX: &str = "producer.override.";
+pub const CONSUMER_OVERRIDE_PREFIX: &str = "consumer.override.";
+pub const ADMIN_OVERRIDE_PREFIX: &str = "admin.override.";
+
+impl ClientKind {
+    /// The prefix of this client's overrides in a connector config.
+    pub fn override_prefix(self) -> &'static str {
+        match self {
+            ClientKind::Producer => PRODUCER_OVERRIDE_PREFIX,
+            ClientKind::Consumer => CONSUMER_OVERRIDE_PREFIX,
+            ClientKind::Admin => ADMIN_OVERRIDE_PREFIX,
+        }
+    }
+}
+
+/// A connector's `<client>.override.*` keys, translated (Connect's default override policy
+/// `All` lets a connector override any client key).
+pub fn connector_overrides(
+    kind: ClientKind,
+    connector_config: &BTreeMap<String, String>,
+) -> Result<ClientSettings, Vec<ClientKeyError>> {
+    let prefix = kind.override_prefix();
+    ClientSettings::translate(
+        kind,
+        prefix,
+        connector_config
+            .iter()
+            .filter_map(|(k, v)| k.strip_prefix(prefix).map(|k| (k, v.as_str()))),
+    )
+}
+
+/// Asks librdkafka whether it knows `key` and accepts `value` (no client is created).
+fn check_librdkafka(key: &str, value: &str) -> Result<(), String> {
+    match ClientConfig::new().set(key, value).create_native_config() {
+        Ok(_) => Ok(()),
+        Err(KafkaError::ClientConfig(_, description, _, _)) => Err(description),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn converted(target: &str, convert: Convert, value: &str) -> Result<Vec<(String, String)>, String> {
+    let one = |v: String| Ok(vec![(target.to_owned(), v)]);
+    let v = value.trim();
+    match convert {
+        Convert::Same => one(value.to_owned()),
+        Convert::BytesToKbytes => {
+            let bytes: u64 = v
+                .parse()
+                .map_err(|_| "Expected a number of bytes".to_owned())?;
+            one(bytes.div_ceil(1024).max(1).to_string())
+        }
+        Convert::MinusOneToZero => one(if v == "-1" { "0".into() } else { v.into() }),
+        Convert::OffsetReset => one(if v.eq_ignore_ascii_case("none") {
+            "error".into()
+        } else {
+            v.into()
+        }),
+        Convert::EndpointIdentification => one(if v.is_empty() {
+            "none".into()
+        } else {
+            v.into()
+        }),
+        Convert::AssignmentStrategy => {
+            let names = v
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|class| match class.rsplit('.').next().unwrap_or(class) {
+                    "RangeAssignor" => Ok("range"),
+                    "RoundRobinAssignor" => Ok("roundrobin"),
+                    "CooperativeStickyAssignor" => Ok("cooperative-sticky"),
+                    // Already librdkafka's names.
+                    n @ ("range" | "roundrobin" | "cooperative-sticky") => Ok(n),
+                    _ => Err(format!(
+                        "{class} has no librdkafka equivalent; use RangeAssignor, RoundRobinAssignor or CooperativeStickyAssignor"
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            one(names.join(","))
+        }
+        Convert::JaasConfig => jaas_credentials(v),
+        Convert::KeystoreType => {
+            if v.eq_ignore_ascii_case("PKCS12") {
+                Ok(Vec::new())
+            } else {
+                Err("librdkafka reads PKCS12 keystores only (ssl.keystore.location); give a PEM key with ssl.key.location and ssl.certificate.location instead".into())
+            }
+        }
+    }
+}
+
+/// `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";`
+/// (or `ScramLoginModule`) as librdkafka's `sasl.username` and `sasl.password`.
+fn jaas_credentials(jaas: &str) -> Result<Vec<(String, String)>, String> {
+    let unsupported = || {
+        "only PlainLoginModule and ScramLoginModule with username and password can be translated (to sasl.username and sasl.password); configure other mechanisms with librdkafka's sasl.* keys".to_owned()
+    };
+    let mut words = jaas
+        .trim()
+        .trim_end_matches(';')
+        .splitn(2, char::is_whitespace);
+    let module = words.next().unwrap_or_default();
+    if !(module.ends_with(".PlainLoginModule") || module.ends_with(".ScramLoginModule")) {
+        return Err(unsupported());
+    }
+    let mut rest = words.next().unwrap_or_default().trim_start();
+    rest = rest
+        .strip_prefix("required")
+        .or_else(|| rest.strip_prefix("requisite"))
+        .or_else(|| rest.strip_prefix("sufficient"))
+        .or_else(|| rest.strip_prefix("optional"))
+        .ok_or_else(unsupported)?;
+    let mut options = BTreeMap::new();
+    let mut chars = rest.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        if chars.peek().is_none() {
+            break;
+        }
+        let name: String = chars.by_ref().take_while(|c| *c != '=').collect();
+        let value: String = if chars.peek() == Some(&'"') {
+            chars.next();
+            let mut v = String::new();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' => v.extend(chars.next()),
+                    '"' => break,
+                    c => v.push(c),
+                }
+            }
+            v
+        } else {
+            chars.by_ref().take_while(|c| !c.is_whitespace()).collect()
+        };
+        options.insert(name.trim().to_owned(), value);
+    }
+    match (options.remove("username"), options.remove("password")) {
+        (Some(u), Some(p)) => Ok(vec![
+            ("sasl.username".to_owned(), u),
+            ("sasl.password".to_owned(), p),
+        ]),
+        _ => Err(unsupported()),
+    }
+}
+
+/// Keys whose values are never shown (passwords, private keys, JAAS options).
+fn is_secret(key: &str) -> bool {
+    ["password", "jaas", "secret"]
+        .iter()
+        .any(|s| key.contains(s))
+        || ["ssl.keystore.key", "ssl.key.pem"].contains(&key)
+}
+
+fn warn_once(prefix: &str, key: &str) {
+    static WARNED: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
+    let full = format!("{prefix}{key}");
+    let first = WARNED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(full.clone());
+    if first {
+        tracing::warn!(key = %full, "Java client property has no meaning in this worker and is ignored");
+    }
+}
+
+#[cfg(test)]
+#[path = "clients_tests.rs"]
+mod tests;

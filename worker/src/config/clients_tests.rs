@@ -1,0 +1,220 @@
+use super::*;
+
+fn translate(
+    kind: ClientKind,
+    pairs: &[(&str, &str)],
+) -> Result<ClientSettings, Vec<ClientKeyError>> {
+    ClientSettings::translate(kind, "consumer.override.", pairs.iter().copied())
+}
+
+fn keys(s: &ClientSettings) -> Vec<(&str, &str)> {
+    s.librdkafka
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect()
+}
+
+#[test]
+fn max_poll_records_becomes_the_sink_batch_size_not_a_librdkafka_key() {
+    let s = translate(ClientKind::Consumer, &[("max.poll.records", "300")]).unwrap();
+    assert_eq!(s.max_poll_records.map(NonZeroUsize::get), Some(300));
+    assert!(s.librdkafka.is_empty());
+    // Passed through as before, librdkafka itself refuses the key.
+    assert!(check_librdkafka("max.poll.records", "300").is_err());
+    for bad in ["0", "-1", "x", "100001"] {
+        let e = translate(ClientKind::Consumer, &[("max.poll.records", bad)]).unwrap_err();
+        assert_eq!(e[0].key, "consumer.override.max.poll.records");
+    }
+    // Means nothing to a producer: accepted, not passed on.
+    let s = translate(ClientKind::Producer, &[("max.poll.records", "300")]).unwrap();
+    assert_eq!(s, ClientSettings::default());
+}
+
+#[test]
+fn java_producer_keys_are_translated_to_librdkafka_keys() {
+    let s = translate(
+        ClientKind::Producer,
+        &[
+            ("max.request.size", "2097152"),
+            ("buffer.memory", "33554433"),
+            ("batch.size", "16384"),
+            ("delivery.timeout.ms", "120000"),
+            ("linger.ms", "5"),
+            ("acks", "all"),
+            ("compression.type", "lz4"),
+            ("send.buffer.bytes", "-1"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        keys(&s),
+        [
+            ("acks", "all"),
+            ("batch.size", "16384"),
+            ("compression.type", "lz4"),
+            ("delivery.timeout.ms", "120000"),
+            ("linger.ms", "5"),
+            ("message.max.bytes", "2097152"),
+            ("queue.buffering.max.kbytes", "32769"),
+            ("socket.send.buffer.bytes", "0"),
+        ]
+    );
+    // What librdkafka is given, it accepts.
+    let mut c = ClientConfig::new();
+    s.apply(&mut c);
+    c.create_native_config().unwrap();
+}
+
+#[test]
+fn java_consumer_keys_are_translated_to_librdkafka_keys() {
+    let s = translate(
+        ClientKind::Consumer,
+        &[
+            ("fetch.max.bytes", "1048576"),
+            ("fetch.max.wait.ms", "200"),
+            ("auto.offset.reset", "none"),
+            ("receive.buffer.bytes", "65536"),
+            (
+                "partition.assignment.strategy",
+                "org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
+            ),
+            ("isolation.level", "read_committed"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        keys(&s),
+        [
+            ("auto.offset.reset", "error"),
+            ("fetch.max.bytes", "1048576"),
+            ("fetch.wait.max.ms", "200"),
+            ("isolation.level", "read_committed"),
+            ("partition.assignment.strategy", "cooperative-sticky"),
+            ("socket.receive.buffer.bytes", "65536"),
+        ]
+    );
+}
+
+#[test]
+fn jvm_only_keys_are_accepted_and_not_passed_on() {
+    let s = translate(
+        ClientKind::Producer,
+        &[
+            (
+                "key.serializer",
+                "org.apache.kafka.common.serialization.ByteArraySerializer",
+            ),
+            ("interceptor.classes", "com.example.Interceptor"),
+            ("max.block.ms", "60000"),
+            ("ssl.keystore.type", "PKCS12"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(s, ClientSettings::default());
+}
+
+#[test]
+fn keys_unknown_to_java_and_librdkafka_are_errors_naming_the_key() {
+    let e = translate(
+        ClientKind::Consumer,
+        &[
+            ("no.such.key", "1"),
+            ("max.poll.records", "10"),
+            ("fetch.min.bytes", "x"),
+        ],
+    )
+    .unwrap_err();
+    let named: Vec<&str> = e.iter().map(|e| e.key.as_str()).collect();
+    assert_eq!(
+        named,
+        [
+            "consumer.override.no.such.key",
+            "consumer.override.fetch.min.bytes"
+        ]
+    );
+    assert_eq!(
+        e[0].to_string(),
+        "Invalid value 1 for configuration consumer.override.no.such.key: No such configuration property: \"no.such.key\""
+    );
+    let e = translate(
+        ClientKind::Producer,
+        &[
+            ("ssl.truststore.location", "/x.jks"),
+            ("sasl.login.callback.handler.class", "a.B"),
+        ],
+    )
+    .unwrap_err();
+    assert_eq!(e.len(), 2);
+    assert!(e[0].reason.contains("ssl.ca.location"), "{}", e[0].reason);
+}
+
+#[test]
+fn plain_and_scram_jaas_configs_become_username_and_password() {
+    let s = translate(
+        ClientKind::Admin,
+        &[(
+            "sasl.jaas.config",
+            r#"org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="s3\"cr=t";"#,
+        )],
+    )
+    .unwrap();
+    assert_eq!(
+        keys(&s),
+        [("sasl.password", "s3\"cr=t"), ("sasl.username", "alice")]
+    );
+    let e = translate(
+        ClientKind::Admin,
+        &[(
+            "sasl.jaas.config",
+            "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true password=\"p\";",
+        )],
+    )
+    .unwrap_err();
+    assert_eq!(e[0].value, "[hidden]", "secrets never appear in errors");
+}
+
+#[test]
+fn overrides_win_over_worker_settings() {
+    let worker = translate(
+        ClientKind::Consumer,
+        &[("fetch.min.bytes", "1"), ("max.poll.records", "100")],
+    )
+    .unwrap();
+    let connector = translate(ClientKind::Consumer, &[("fetch.min.bytes", "2")]).unwrap();
+    let m = worker.merged(&connector);
+    assert_eq!(m.librdkafka["fetch.min.bytes"], "2");
+    assert_eq!(m.max_poll_records.map(NonZeroUsize::get), Some(100));
+}
+
+#[test]
+fn every_table_target_is_a_librdkafka_key() {
+    for (java, rule) in TABLE {
+        // `ssl.keystore.type` sets nothing: PKCS12 is implied, other types are refused.
+        if let Rule::Rename(target, convert) = rule
+            && *convert != Convert::KeystoreType
+        {
+            // Known to librdkafka, even where this build lacks the feature (TLS, zstd).
+            if let Err(e) = check_librdkafka(target, "1000") {
+                assert!(
+                    !e.contains("No such configuration property"),
+                    "{java} -> {target}: {e}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn features_missing_from_this_librdkafka_build_are_refused_on_the_key() {
+    // Without TLS in the build, a TLS setting is an error when the connector is validated,
+    // not a task that fails later.
+    if check_librdkafka("security.protocol", "ssl").is_err() {
+        let e = translate(
+            ClientKind::Producer,
+            &[("ssl.truststore.certificates", "x")],
+        )
+        .unwrap_err();
+        assert_eq!(e[0].key, "consumer.override.ssl.truststore.certificates");
+        assert!(e[0].reason.contains("ssl.ca.pem"), "{}", e[0].reason);
+    }
+}
