@@ -1,8 +1,9 @@
 //! `connect-worker <worker.properties>`: starts one distributed worker.
 //!
-//! This is the composition root: it reads the worker config, opens the internal topics, joins
-//! the group through the herder and serves the REST API until SIGTERM or Ctrl-C, then stops
-//! every task (committing offsets), leaves the group and exits.
+//! This is the composition root: it reads the worker config, reaches Kafka, binds the REST
+//! listeners (answering `starting` meanwhile), opens the internal topics, joins the group
+//! through the herder and serves the REST API until SIGTERM or Ctrl-C, then stops every task
+//! (committing offsets), leaves the group and exits.
 
 use std::path::PathBuf;
 use std::sync::Arc;
