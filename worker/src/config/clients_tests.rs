@@ -218,3 +218,43 @@ fn features_missing_from_this_librdkafka_build_are_refused_on_the_key() {
         assert!(e[0].reason.contains("ssl.ca.pem"), "{}", e[0].reason);
     }
 }
+
+#[test]
+fn java_client_keys_are_translated_and_unknown_ones_fail_start_up() {
+    use crate::config::WorkerConfig;
+    let base = || -> BTreeMap<String, String> {
+        [
+            ("group.id", "g"),
+            ("config.storage.topic", "c"),
+            ("offset.storage.topic", "o"),
+            ("status.storage.topic", "s"),
+            (
+                "key.converter",
+                "org.apache.kafka.connect.json.JsonConverter",
+            ),
+            (
+                "value.converter",
+                "org.apache.kafka.connect.json.JsonConverter",
+            ),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+    };
+    let mut p = base();
+    p.insert("producer.max.request.size".into(), "2097152".into());
+    p.insert("consumer.max.poll.records".into(), "50".into());
+    p.insert("producer.key.serializer".into(), "x.Y".into());
+    let c = WorkerConfig::from_props(p).unwrap();
+    assert_eq!(c.producer_client.librdkafka["message.max.bytes"], "2097152");
+    assert_eq!(c.producer_client.librdkafka.len(), 1);
+    assert_eq!(
+        c.consumer_client.max_poll_records.map(NonZeroUsize::get),
+        Some(50)
+    );
+    assert!(c.consumer_client.librdkafka.is_empty());
+    let mut p = base();
+    p.insert("consumer.no.such.thing".into(), "1".into());
+    let err = WorkerConfig::from_props(p).unwrap_err().to_string();
+    assert!(err.contains("consumer.no.such.thing"), "{err}");
+}

@@ -786,24 +786,4 @@ mod tests {
         let err = WorkerConfig::from_props(p).unwrap_err().to_string();
         assert!(err.contains(RESPONSE_HTTP_HEADERS_CONFIG), "{err}");
     }
-
-    #[test]
-    fn java_client_keys_are_translated_and_unknown_ones_fail_start_up() {
-        let mut p = base();
-        p.insert("producer.max.request.size".into(), "2097152".into());
-        p.insert("consumer.max.poll.records".into(), "50".into());
-        p.insert("producer.key.serializer".into(), "x.Y".into());
-        let c = WorkerConfig::from_props(p).unwrap();
-        assert_eq!(c.producer_client.librdkafka["message.max.bytes"], "2097152");
-        assert_eq!(c.producer_client.librdkafka.len(), 1);
-        assert_eq!(
-            c.consumer_client.max_poll_records.map(|n| n.get()),
-            Some(50)
-        );
-        assert!(c.consumer_client.librdkafka.is_empty());
-        let mut p = base();
-        p.insert("consumer.no.such.thing".into(), "1".into());
-        let err = WorkerConfig::from_props(p).unwrap_err().to_string();
-        assert!(err.contains("consumer.no.such.thing"), "{err}");
-    }
 }
