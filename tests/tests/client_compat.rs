@@ -546,3 +546,62 @@ async fn consumer_override_auto_offset_reset_takes_effect() {
         "{status}"
     );
 }
+
+/// The worker's `consumer.auto.offset.reset` replaces the sink default for every connector,
+/// and a connector's `consumer.override.auto.offset.reset` wins over it.
+#[tokio::test(flavor = "multi_thread")]
+async fn worker_auto_offset_reset_applies_and_an_override_wins() {
+    let input = unique("worker-reset-in");
+    kafka::create_topics(&[&input], 1).await;
+    kafka::produce(&input, (0..3).map(|i| (None, Some(format!("old-{i}"))))).await;
+
+    let spec = ClusterSpec::new("worker-reset").set("consumer.auto.offset.reset", "latest");
+    let w = spec.start_worker().await;
+    let sink = |file: &std::path::Path| {
+        json!({
+            "connector.class": FILE_SINK, "tasks.max": "1", "topics": input,
+            "file": file.display().to_string(),
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+        })
+    };
+    let worker_file = spec.dir.join("worker.txt");
+    let override_file = spec.dir.join("override.txt");
+    let mut earliest = sink(&override_file);
+    earliest["consumer.override.auto.offset.reset"] = json!("earliest");
+    create(&w, "from-worker", sink(&worker_file)).await;
+    create(&w, "overridden", earliest).await;
+
+    let old: Vec<String> = (0..3).map(|i| format!("old-{i}")).collect();
+    eventually(
+        Duration::from_secs(60),
+        "the overriding sink delivers the records produced before it",
+        || async { (lines(&override_file) == old).then_some(()) },
+    )
+    .await;
+    eventually(
+        Duration::from_secs(60),
+        "the worker-default sink running",
+        || running_tasks(&w, "from-worker", 1),
+    )
+    .await;
+    let mut n = 0;
+    eventually(
+        Duration::from_secs(90),
+        "the worker-default sink delivers a record produced after it started",
+        || {
+            n += 1;
+            let input = input.clone();
+            let file = worker_file.clone();
+            async move {
+                kafka::produce(&input, std::iter::once((None, Some(format!("new-{n}"))))).await;
+                (!lines(&file).is_empty()).then_some(())
+            }
+        },
+    )
+    .await;
+    let delivered = lines(&worker_file);
+    assert!(
+        delivered.iter().all(|l| l.starts_with("new-")),
+        "the worker's latest skips what the topic held: {delivered:?}"
+    );
+}
