@@ -2,7 +2,8 @@
 //! keyed records land on the partition Java's default partitioner picks (task producers and the
 //! dead-letter queue), Java client properties in connector overrides are translated or refused
 //! at create time, and a `tasks.max` no worker could honour is refused (or, when it is already
-//! in the config topic, fails its connector and nothing else).
+//! in the config topic, fails its connector and nothing else); a sink consumer's
+//! `auto.offset.reset` (default `earliest`) takes effect.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -453,4 +454,154 @@ async fn stored_task_configs_beyond_tasks_max_fail_at_task_start_unless_not_enfo
         },
     )
     .await;
+}
+
+/// The lines a file sink has flushed so far (none before the file exists).
+fn lines(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `auto.offset.reset` is Connect's: a sink group without committed offsets starts from the
+/// beginning by default (as in `dead_letter_queue_records_land_on_javas_partition`, which reads
+/// records produced before its sink existed), `latest` skips what the topic already holds, and
+/// `none` fails the task as Java's `NoOffsetForPartitionException` does.
+#[tokio::test(flavor = "multi_thread")]
+async fn consumer_override_auto_offset_reset_takes_effect() {
+    let input = unique("offset-reset-in");
+    kafka::create_topics(&[&input], 1).await;
+    kafka::produce(&input, (0..5).map(|i| (None, Some(format!("old-{i}"))))).await;
+
+    let spec = ClusterSpec::new("offset-reset");
+    let w = spec.start_worker().await;
+    let sink = |file: &std::path::Path, reset: Option<&str>| {
+        let mut c = json!({
+            "connector.class": FILE_SINK, "tasks.max": "1", "topics": input,
+            "file": file.display().to_string(),
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+        });
+        if let Some(reset) = reset {
+            c["consumer.override.auto.offset.reset"] = json!(reset);
+        }
+        c
+    };
+    let latest_file = spec.dir.join("latest.txt");
+    let default_file = spec.dir.join("default.txt");
+    create(&w, "latest", sink(&latest_file, Some("latest"))).await;
+    create(&w, "default", sink(&default_file, None)).await;
+    create(&w, "none", sink(&spec.dir.join("none.txt"), Some("none"))).await;
+
+    // The default still starts from the beginning.
+    let old: Vec<String> = (0..5).map(|i| format!("old-{i}")).collect();
+    eventually(
+        Duration::from_secs(60),
+        "the default sink delivers the records produced before it",
+        || async { (lines(&default_file) == old).then_some(()) },
+    )
+    .await;
+
+    // `latest`: records produced once the task runs arrive (keep producing until one has, as
+    // the consumer's start at the log end is not observable from outside), the old ones never.
+    eventually(Duration::from_secs(60), "the latest sink running", || {
+        running_tasks(&w, "latest", 1)
+    })
+    .await;
+    let mut n = 0;
+    eventually(
+        Duration::from_secs(90),
+        "the latest sink delivers a record produced after it started",
+        || {
+            n += 1;
+            let input = input.clone();
+            let file = latest_file.clone();
+            async move {
+                kafka::produce(&input, std::iter::once((None, Some(format!("new-{n}"))))).await;
+                (!lines(&file).is_empty()).then_some(())
+            }
+        },
+    )
+    .await;
+    let delivered = lines(&latest_file);
+    assert!(
+        delivered.iter().all(|l| l.starts_with("new-")),
+        "the latest sink skips what the topic held: {delivered:?}"
+    );
+
+    // `none` (librdkafka's `error`): no committed offset fails the task.
+    let status = eventually(
+        Duration::from_secs(60),
+        "the none sink's task FAILED",
+        || async {
+            let s = w.get("/connectors/none/status").await.ok()?;
+            (s["tasks"][0]["state"] == "FAILED").then_some(s)
+        },
+    )
+    .await;
+    let trace = status["tasks"][0]["trace"].as_str().unwrap_or_default();
+    assert!(
+        trace.contains("Undefined offset with no reset policy"),
+        "{status}"
+    );
+}
+
+/// The worker's `consumer.auto.offset.reset` replaces the sink default for every connector,
+/// and a connector's `consumer.override.auto.offset.reset` wins over it.
+#[tokio::test(flavor = "multi_thread")]
+async fn worker_auto_offset_reset_applies_and_an_override_wins() {
+    let input = unique("worker-reset-in");
+    kafka::create_topics(&[&input], 1).await;
+    kafka::produce(&input, (0..3).map(|i| (None, Some(format!("old-{i}"))))).await;
+
+    let spec = ClusterSpec::new("worker-reset").set("consumer.auto.offset.reset", "latest");
+    let w = spec.start_worker().await;
+    let sink = |file: &std::path::Path| {
+        json!({
+            "connector.class": FILE_SINK, "tasks.max": "1", "topics": input,
+            "file": file.display().to_string(),
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+        })
+    };
+    let worker_file = spec.dir.join("worker.txt");
+    let override_file = spec.dir.join("override.txt");
+    let mut earliest = sink(&override_file);
+    earliest["consumer.override.auto.offset.reset"] = json!("earliest");
+    create(&w, "from-worker", sink(&worker_file)).await;
+    create(&w, "overridden", earliest).await;
+
+    let old: Vec<String> = (0..3).map(|i| format!("old-{i}")).collect();
+    eventually(
+        Duration::from_secs(60),
+        "the overriding sink delivers the records produced before it",
+        || async { (lines(&override_file) == old).then_some(()) },
+    )
+    .await;
+    eventually(
+        Duration::from_secs(60),
+        "the worker-default sink running",
+        || running_tasks(&w, "from-worker", 1),
+    )
+    .await;
+    let mut n = 0;
+    eventually(
+        Duration::from_secs(90),
+        "the worker-default sink delivers a record produced after it started",
+        || {
+            n += 1;
+            let input = input.clone();
+            let file = worker_file.clone();
+            async move {
+                kafka::produce(&input, std::iter::once((None, Some(format!("new-{n}"))))).await;
+                (!lines(&file).is_empty()).then_some(())
+            }
+        },
+    )
+    .await;
+    let delivered = lines(&worker_file);
+    assert!(
+        delivered.iter().all(|l| l.starts_with("new-")),
+        "the worker's latest skips what the topic held: {delivered:?}"
+    );
 }

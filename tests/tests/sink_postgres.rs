@@ -1,6 +1,7 @@
 //! The Postgres sinks against real Kafka, real Postgres and real workers: the upsert sink
 //! after replays and crashes, the offsets-with-data sink with the group's offsets rewound
-//! behind the database's, and the dead-letter queue for poison records.
+//! behind the database's (and winning over `auto.offset.reset=latest` with its rewinds), and the
+//! dead-letter queue for poison records.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -371,4 +372,39 @@ async fn poison_records_go_to_the_dead_letter_queue_or_fail_the_task() {
     .await;
     assert!(trace.contains("Tolerance exceeded"), "{trace}");
     assert!(trace.contains("failed to convert value"), "{trace}");
+}
+
+/// A rewind asked for in `open` decides where a partition starts, whatever `auto.offset.reset`
+/// says: the offsets-with-data sink, with nothing stored yet, rewinds to 0 and so writes the
+/// records the topic held before it existed even with `consumer.override.auto.offset.reset=latest`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rewind_in_open_wins_over_auto_offset_reset_latest() {
+    const N: i64 = 20;
+    let topic = unique("rewind-latest");
+    let table = unique_table("rewind_latest");
+    kafka::create_topics(&[&topic], 2).await;
+    kafka::produce(
+        &topic,
+        (0..N).map(|n| (None, Some(json!({"n": n}).to_string()))),
+    )
+    .await;
+    let spec = ClusterSpec::new("pg-rewind-latest");
+    let w = spec.start_worker().await;
+    create(
+        &w,
+        "rewind",
+        json!({
+            "connector.class": OFFSETS, "tasks.max": "1", "topics": topic,
+            "connection.url": database_url(), "table.name.format": table,
+            "auto.create": "true", "offsets.table.name": format!("{table}_offsets"),
+            "consumer.override.auto.offset.reset": "latest",
+        }),
+    )
+    .await;
+    eventually(
+        Duration::from_secs(90),
+        "every record produced before the sink existed written",
+        || async { (count(&table).await == N).then_some(()) },
+    )
+    .await;
 }

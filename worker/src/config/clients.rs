@@ -39,7 +39,7 @@ enum Convert {
     BytesToKbytes,
     /// Java's `-1` ("the OS default") is librdkafka's `0`.
     MinusOneToZero,
-    /// `auto.offset.reset=none` is librdkafka's `error`.
+    /// `auto.offset.reset=none` is librdkafka's `error`; Java's other values only are accepted.
     OffsetReset,
     /// An empty `ssl.endpoint.identification.algorithm` disables it (`none`).
     EndpointIdentification,
@@ -359,11 +359,14 @@ fn converted(target: &str, convert: Convert, value: &str) -> Result<Vec<(String,
             one(bytes.div_ceil(1024).max(1).to_string())
         }
         Convert::MinusOneToZero => one(if v == "-1" { "0".into() } else { v.into() }),
-        Convert::OffsetReset => one(if v.eq_ignore_ascii_case("none") {
-            "error".into()
-        } else {
-            v.into()
-        }),
+        Convert::OffsetReset => match v.to_ascii_lowercase().as_str() {
+            "none" => one("error".into()),
+            r @ ("earliest" | "latest") => one(r.into()),
+            r if r.starts_with("by_duration:") => {
+                Err("by_duration has no librdkafka equivalent; use earliest, latest or none".into())
+            }
+            _ => Err("String must be one of: latest, earliest, none".into()),
+        },
         Convert::EndpointIdentification => one(if v.is_empty() {
             "none".into()
         } else {

@@ -258,3 +258,21 @@ fn java_client_keys_are_translated_and_unknown_ones_fail_start_up() {
     let err = WorkerConfig::from_props(p).unwrap_err().to_string();
     assert!(err.contains("consumer.no.such.thing"), "{err}");
 }
+
+#[test]
+fn auto_offset_reset_takes_javas_values_only() {
+    for (java, librdkafka) in [
+        ("earliest", "earliest"),
+        ("latest", "latest"),
+        ("LATEST", "latest"),
+        ("none", "error"),
+    ] {
+        let s = translate(ClientKind::Consumer, &[("auto.offset.reset", java)]).unwrap();
+        assert_eq!(keys(&s), [("auto.offset.reset", librdkafka)], "{java}");
+    }
+    // librdkafka's own spellings and Java's by_duration are not Java values librdkafka shares.
+    for bad in ["smallest", "error", "by_duration:PT1H", "x"] {
+        let e = translate(ClientKind::Consumer, &[("auto.offset.reset", bad)]).unwrap_err();
+        assert_eq!(e[0].key, "consumer.override.auto.offset.reset", "{bad}");
+    }
+}

@@ -45,8 +45,9 @@ use connect_api::{
     TopicPartition,
 };
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, RebalanceProtocol};
+use rdkafka::error::KafkaError;
 use rdkafka::message::{BorrowedMessage, Headers as _, Message};
-use rdkafka::types::RDKafkaRespErr;
+use rdkafka::types::{RDKafkaErrorCode, RDKafkaRespErr};
 use rdkafka::{ClientConfig, ClientContext, Offset, TopicPartitionList};
 use tokio::runtime::Handle;
 use tokio::sync::watch;
@@ -60,6 +61,19 @@ use super::{ConnectorTaskId, TaskStatusListener, TokioTimer};
 /// The largest batch per `put` unless `max.poll.records` says otherwise (Java's default).
 pub const DEFAULT_MAX_POLL_RECORDS: usize = 500;
 const POLL_TIMEOUT: Duration = Duration::from_millis(100);
+/// The consumer key for where a partition without a committed offset starts.
+pub const AUTO_OFFSET_RESET: &str = "auto.offset.reset";
+/// Connect's sink default for it (a configured value wins).
+pub const DEFAULT_AUTO_OFFSET_RESET: &str = "earliest";
+
+/// librdkafka's error for a partition with no usable offset under `auto.offset.reset=error`.
+fn is_undefined_offset(e: &KafkaError) -> bool {
+    matches!(
+        e,
+        KafkaError::MessageConsumption(RDKafkaErrorCode::AutoOffsetReset)
+            | KafkaError::MessageConsumptionFatal(RDKafkaErrorCode::AutoOffsetReset)
+    )
+}
 
 /// Everything the runner needs besides the task itself.
 pub struct SinkTaskRun {
@@ -365,9 +379,14 @@ fn execute(run: &SinkTaskRun, shared: &Arc<Shared>) -> Result<(), ConnectError> 
     if cfg.get("group.id").is_none() {
         cfg.set("group.id", sink_group_id(&run.id.connector));
     }
+    // Connect's sink consumers start from the beginning of a partition the group has no
+    // offset for, unless the worker's `consumer.auto.offset.reset` or the connector's
+    // `consumer.override.auto.offset.reset` says otherwise (`none` arrives as `error`).
+    if cfg.get(AUTO_OFFSET_RESET).is_none() {
+        cfg.set(AUTO_OFFSET_RESET, DEFAULT_AUTO_OFFSET_RESET);
+    }
     cfg.set("enable.auto.commit", "false")
         .set("enable.auto.offset.store", "false")
-        .set("auto.offset.reset", "earliest")
         .set("client.id", format!("connector-consumer-{}", run.id));
     let consumer: BaseConsumer<SinkContext> = cfg
         .create_with_context(SinkContext {
@@ -511,6 +530,22 @@ fn poll_batch(
     while raws.len() < run.max_poll_records {
         match consumer.poll(timeout) {
             None => break,
+            Some(Err(e)) if is_undefined_offset(&e) => {
+                // `auto.offset.reset=none`: Java's consumer throws NoOffsetForPartitionException
+                // (or OffsetOutOfRangeException) from poll, which fails the task.
+                let assigned = shared.control.lock().assignment.clone();
+                return Err(ConnectError::fatal(format!(
+                    "Undefined offset with no reset policy (auto.offset.reset=none) for a partition \
+                     of task {} (assigned: {}): the consumer group has no committed offset for it, \
+                     or that offset is out of range: {e}",
+                    run.id,
+                    assigned
+                        .iter()
+                        .map(|tp| format!("{}-{}", tp.topic, tp.partition))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
             Some(Err(e)) => {
                 tracing::warn!(task = %run.id, error = %e, "consumer error");
                 break;
