@@ -17,6 +17,7 @@ use connect_api::{
 };
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::panics::{catch, catch_sync};
 use crate::storage::{ConnectorState, TargetState};
 
 /// What a connector runner reports (the herder writes it to the status topic).
@@ -70,24 +71,38 @@ enum Instance {
     Sink(Box<dyn DynSinkConnector>),
 }
 
+/// Calls into the connector; a panic in them is returned as an error (see [`super::panics`]),
+/// so a panicking connector becomes FAILED with the panic message as its trace.
 impl Instance {
     async fn start(&mut self, ctx: ConnectorContext, config: ConfigMap) -> connect_api::Result<()> {
-        match self {
-            Instance::Source(c) => c.start(ctx, config).await,
-            Instance::Sink(c) => c.start(ctx, config).await,
-        }
+        catch("Connector::start", async {
+            match self {
+                Instance::Source(c) => c.start(ctx, config).await,
+                Instance::Sink(c) => c.start(ctx, config).await,
+            }
+        })
+        .await
     }
     async fn stop(&mut self) -> connect_api::Result<()> {
-        match self {
-            Instance::Source(c) => c.stop().await,
-            Instance::Sink(c) => c.stop().await,
-        }
+        catch("Connector::stop", async {
+            match self {
+                Instance::Source(c) => c.stop().await,
+                Instance::Sink(c) => c.stop().await,
+            }
+        })
+        .await
     }
-    fn task_configs(&self, max: usize) -> connect_api::Result<Vec<ConfigMap>> {
-        match self {
-            Instance::Source(c) => c.task_configs(max),
-            Instance::Sink(c) => c.task_configs(max),
-        }
+    /// `Err(panic)` when the connector panicked: unlike an error it returns, that fails it.
+    fn task_configs(
+        &self,
+        max: usize,
+    ) -> Result<connect_api::Result<Vec<ConfigMap>>, ConnectError> {
+        catch_sync("Connector::task_configs", || {
+            Ok(match self {
+                Instance::Source(c) => c.task_configs(max),
+                Instance::Sink(c) => c.task_configs(max),
+            })
+        })
     }
 }
 
@@ -208,13 +223,26 @@ async fn run(
             cmd = commands.recv() => match cmd {
                 None => break,
                 Some(Command::TaskConfigs(max, reply)) => {
-                    let result = if started {
-                        instance.task_configs(max)
-                    } else {
-                        Err(ConnectError::fatal(match &failed {
-                            Some(t) => format!("connector {name} has failed: {t}"),
-                            None => format!("connector {name} is not running"),
-                        }))
+                    let result = match (&failed, started) {
+                        (Some(t), _) => Err(ConnectError::fatal(format!(
+                            "connector {name} has failed: {t}"
+                        ))),
+                        (None, true) => match instance.task_configs(max) {
+                            Ok(r) => r,
+                            Err(panic) => {
+                                let trace = super::error_trace(&panic);
+                                status.on_connector_state(
+                                    &name,
+                                    ConnectorState::Failed,
+                                    Some(trace.clone()),
+                                );
+                                failed = Some(trace);
+                                Err(panic)
+                            }
+                        },
+                        (None, false) => Err(ConnectError::fatal(format!(
+                            "connector {name} is not running"
+                        ))),
                     };
                     let _ = reply.send(result);
                 }
@@ -235,5 +263,130 @@ async fn run(
     if started {
         cancel.cancel();
         let _ = instance.stop().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use async_trait::async_trait;
+    use connect_api::{ConfigDef, SourceConnector, SourceRecord, SourceTask, SourceTaskContext};
+
+    use super::*;
+
+    /// Panics in `task_configs` when started with `panic=task_configs`, in `start` with
+    /// `panic=start`.
+    #[derive(Default)]
+    struct Panicky(ConfigMap);
+
+    #[derive(Default)]
+    struct NoTask;
+
+    #[async_trait]
+    impl SourceTask for NoTask {
+        fn version(&self) -> String {
+            "0".into()
+        }
+        async fn start(&mut self, _: SourceTaskContext, _: ConfigMap) -> connect_api::Result<()> {
+            Ok(())
+        }
+        async fn poll(&mut self) -> connect_api::Result<Vec<SourceRecord>> {
+            Ok(Vec::new())
+        }
+        async fn stop(&mut self) -> connect_api::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[async_trait]
+    impl SourceConnector for Panicky {
+        type Task = NoTask;
+        fn version(&self) -> String {
+            "0".into()
+        }
+        fn config_def(&self) -> ConfigDef {
+            ConfigDef::default()
+        }
+        async fn start(
+            &mut self,
+            _: ConnectorContext,
+            config: ConfigMap,
+        ) -> connect_api::Result<()> {
+            if config.get("panic").is_some_and(|p| p == "start") {
+                panic!("start: bad config");
+            }
+            self.0 = config;
+            Ok(())
+        }
+        fn task_configs(&self, max: usize) -> connect_api::Result<Vec<ConfigMap>> {
+            if self.0.get("panic").is_some_and(|p| p == "task_configs") {
+                let v: Vec<ConfigMap> = Vec::new();
+                return Ok(vec![v[max].clone()]);
+            }
+            Ok(vec![ConfigMap::new(); max])
+        }
+        async fn stop(&mut self) -> connect_api::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[derive(Default)]
+    struct States(Mutex<Vec<(ConnectorState, Option<String>)>>);
+
+    impl ConnectorStatusListener for States {
+        fn on_connector_state(&self, _: &str, state: ConnectorState, trace: Option<String>) {
+            self.0.lock().unwrap().push((state, trace));
+        }
+    }
+
+    async fn spawn(panic: &str) -> (ConnectorHandle, Arc<States>) {
+        let states = Arc::new(States::default());
+        let (requests, _rx) = mpsc::unbounded_channel();
+        let config = ConfigMap::from([("panic".to_owned(), panic.to_owned())]);
+        let handle = ConnectorHandle::spawn(
+            "c".into(),
+            config,
+            ConnectorInstance::Source(Box::new(Panicky::default())),
+            TargetState::Started,
+            states.clone(),
+            requests,
+        );
+        (handle, states)
+    }
+
+    #[tokio::test]
+    async fn a_connector_panicking_in_task_configs_fails_with_the_message() {
+        let (handle, states) = spawn("task_configs").await;
+        let e = handle.task_configs(2).await.unwrap_err();
+        assert!(
+            e.to_string().contains("Connector::task_configs panicked"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("index out of bounds"), "{e}");
+        let last = states.0.lock().unwrap().last().cloned().unwrap();
+        assert_eq!(last.0, ConnectorState::Failed);
+        assert!(last.1.unwrap().contains("index out of bounds"));
+        // Failed stays failed: no more calls into it, and it still stops.
+        assert!(handle.task_configs(1).await.is_err());
+        handle.stop().await;
+    }
+
+    #[tokio::test]
+    async fn a_connector_panicking_in_start_fails_with_the_message() {
+        let (handle, states) = spawn("start").await;
+        let e = handle.task_configs(1).await.unwrap_err();
+        assert!(e.to_string().contains("start: bad config"), "{e}");
+        let got = states.0.lock().unwrap().clone();
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].0, ConnectorState::Failed);
+        assert!(
+            got[0]
+                .1
+                .as_deref()
+                .unwrap()
+                .contains("Connector::start panicked: start: bad config")
+        );
+        handle.stop().await;
     }
 }
