@@ -303,20 +303,24 @@ async fn uploads_failing_while_s3_is_unreachable_lose_no_record() {
     config["flush.size"] = json!(FLUSH_SIZE.to_string());
     create(&w, "cut", config).await;
 
-    // Records arrive over ~16 s (small batches, so files span several `put`s) while the
-    // endpoint is cut at ~4 s and ~10 s, for 3 s each.
+    // Records arrive in chunks of 77 per partition every ~200 ms (~16 s) while the endpoint
+    // is cut at ~4 s and ~11 s, for 3 s each. 77 and the flush size have no common multiple
+    // below the end, so a file always spans several `put`s (the sink is caught up between
+    // chunks): the upload that fails holds records of earlier batches, which only the buffer
+    // kept them.
     let producer = {
         let topic = topic.clone();
         tokio::spawn(async move {
-            let chunks = 40;
-            let per_chunk = PER_PARTITION / chunks;
-            for c in 0..chunks {
+            let per_chunk = 77;
+            let mut start = 0;
+            while start < PER_PARTITION {
+                let end = (start + per_chunk).min(PER_PARTITION);
                 let records = (0..PARTITIONS).flat_map(|p| {
-                    (c * per_chunk..(c + 1) * per_chunk)
-                        .map(move |n| (p, json!({"p": p, "n": n}).to_string()))
+                    (start..end).map(move |n| (p, json!({"p": p, "n": n}).to_string()))
                 });
                 kafka::produce_to_partitions(&topic, records).await;
-                tokio::time::sleep(Duration::from_millis(400)).await;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                start = end;
             }
         })
     };
