@@ -168,6 +168,34 @@ pub async fn produce(topic: &str, records: impl Iterator<Item = (Option<String>,
     }
 }
 
+/// Produces values to the given partitions of `topic` with one idempotent producer and waits
+/// for every acknowledgement: each partition gets its records in order, each once.
+pub async fn produce_to_partitions(topic: &str, records: impl Iterator<Item = (i32, String)>) {
+    use rdkafka::producer::{FutureProducer, FutureRecord};
+    let producer: FutureProducer = client_config()
+        .set("acks", "all")
+        .set("enable.idempotence", "true")
+        .create()
+        .expect("producer config");
+    let records: Vec<_> = records.collect();
+    let mut pending = Vec::new();
+    for (p, v) in &records {
+        let r: FutureRecord<'_, str, str> = FutureRecord::to(topic).partition(*p).payload(v);
+        pending.push(
+            producer
+                .send_result(r)
+                .map_err(|(e, _)| e)
+                .expect("enqueue"),
+        );
+    }
+    for p in pending {
+        p.await
+            .expect("delivery")
+            .map_err(|(e, _)| e)
+            .expect("acknowledged");
+    }
+}
+
 /// Reads every record of `topics` up to their current end: the high watermark, or for
 /// `read_committed` the last stable offset (the consumer's position moves past transaction
 /// markers and aborted records). Panics if the end is not reached within `timeout`.

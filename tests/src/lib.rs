@@ -3,6 +3,7 @@
 //! - [`kafka`]: the local Apache Kafka started by `deploy/kafka.sh` (address from
 //!   `KAFKA_BOOTSTRAP_SERVERS`), topic creation and reading with either isolation level.
 //! - [`postgres`]: the local PostgreSQL started by `deploy/postgres.sh` (`DATABASE_URL`).
+//! - [`proxy`]: a TCP proxy in front of a real service, cut and restored to make it unreachable.
 //! - [`worker`]: real `connect-worker` processes (start, SIGKILL, SIGSTOP) and their REST API.
 //!
 //! Every test uses random topic, group and transactional ids ([`unique`]) so tests can share one
@@ -10,6 +11,7 @@
 
 pub mod kafka;
 pub mod postgres;
+pub mod proxy;
 pub mod worker;
 
 /// Every `.jsonl` file below `dir` (the object-store sink's output on the local filesystem).

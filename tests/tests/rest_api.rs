@@ -590,6 +590,24 @@ async fn bad_input_gets_connects_error_body_and_the_worker_keeps_serving() {
         )
         .await;
     assert_error(s, &b, 400, "doesn't match connector name in the URL");
+    // A name too long for the group protocol's i16-length strings: 400 naming the bound.
+    let long = "n".repeat(2000);
+    let (s, b) = w
+        .send(
+            "POST",
+            "/connectors",
+            Some(json!({"name": long, "config": {"connector.class": VERIFIABLE, "topic": "t"}})),
+        )
+        .await;
+    assert_error(s, &b, 400, "Connector names may be at most 1024 bytes long");
+    let (s, b) = w
+        .send(
+            "PUT",
+            &format!("/connectors/{long}/config"),
+            Some(json!({"connector.class": VERIFIABLE, "topic": "t"})),
+        )
+        .await;
+    assert_error(s, &b, 400, "Connector names may be at most 1024 bytes long");
     let (s, b) = raw(
         reqwest::Method::GET,
         "/connectors/x/tasks/notanumber/status",

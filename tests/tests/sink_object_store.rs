@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use connect_tests::kafka;
+use connect_tests::proxy::TcpProxy;
 use connect_tests::unique;
 use connect_tests::worker::{ClusterSpec, WorkerProc, eventually};
 use futures::TryStreamExt;
@@ -192,10 +193,17 @@ async fn replay_rewrites_identical_files_on_the_local_filesystem() {
     .await;
 }
 
-/// The same on the S3-compatible server at `S3_ENDPOINT` (moto, `deploy/s3.sh up`): one fresh
-/// bucket, the two runs under the prefixes `a` and `b`, read back with `object_store`'s S3 client.
-#[tokio::test(flavor = "multi_thread")]
-async fn replay_rewrites_identical_files_on_s3() {
+/// A fresh bucket on the S3-compatible server at `S3_ENDPOINT` (moto, `deploy/s3.sh up`), and
+/// `object_store`'s S3 client on it (talking to the server directly).
+struct S3Bucket {
+    endpoint: String,
+    key: String,
+    secret: String,
+    bucket: String,
+    store: Arc<dyn ObjectStore>,
+}
+
+async fn s3_bucket() -> S3Bucket {
     let endpoint = std::env::var("S3_ENDPOINT").expect(
         "S3_ENDPOINT is not set: start the S3-compatible server with `deploy/s3.sh up` and export \
          the S3_ENDPOINT=... line it prints (tests/run.sh does both)",
@@ -226,23 +234,166 @@ async fn replay_rewrites_identical_files_on_s3() {
             .build()
             .expect("S3 client"),
     );
-    let config = |prefix: &str| {
+    S3Bucket {
+        endpoint,
+        key,
+        secret,
+        bucket,
+        store,
+    }
+}
+
+impl S3Bucket {
+    /// The sink's config for `prefix` in this bucket, through `endpoint`.
+    fn sink_config(&self, prefix: &str, endpoint: &str) -> Value {
         json!({
-            "store.url": format!("s3://{bucket}/{prefix}"),
-            "s3.endpoint": endpoint, "s3.access.key.id": key, "s3.secret.access.key": secret,
-            "s3.allow.http": "true",
+            "store.url": format!("s3://{}/{prefix}", self.bucket),
+            "s3.endpoint": endpoint, "s3.access.key.id": self.key,
+            "s3.secret.access.key": self.secret, "s3.allow.http": "true",
         })
-    };
-    let store_of = |prefix: &str| Store::S3 {
-        store: store.clone(),
-        prefix: object_store::path::Path::from(prefix),
-    };
+    }
+
+    fn store(&self, prefix: &str) -> Store {
+        Store::S3 {
+            store: self.store.clone(),
+            prefix: object_store::path::Path::from(prefix),
+        }
+    }
+}
+
+/// The same on the S3-compatible server at `S3_ENDPOINT`: one fresh bucket, the two runs under
+/// the prefixes `a` and `b`, read back with `object_store`'s S3 client.
+#[tokio::test(flavor = "multi_thread")]
+async fn replay_rewrites_identical_files_on_s3() {
+    let s3 = s3_bucket().await;
     replay_writes_identical_files(
         ClusterSpec::new("objstore-s3"),
-        config("a"),
-        store_of("a"),
-        config("b"),
-        store_of("b"),
+        s3.sink_config("a", &s3.endpoint),
+        s3.store("a"),
+        s3.sink_config("b", &s3.endpoint),
+        s3.store("b"),
     )
     .await;
+}
+
+/// The S3 endpoint becomes unreachable twice for a few seconds while the sink runs (a proxy
+/// in front of the server is cut): uploads fail and the runner redelivers the batch. No record
+/// buffered before a failed upload may be lost: afterwards each partition's files tile its
+/// offsets exactly from 0 to the end, each record once, in offset order.
+#[tokio::test(flavor = "multi_thread")]
+async fn uploads_failing_while_s3_is_unreachable_lose_no_record() {
+    const PARTITIONS: i32 = 3;
+    const PER_PARTITION: i64 = 6000;
+    const FLUSH_SIZE: i64 = 100;
+    let s3 = s3_bucket().await;
+    let upstream = s3
+        .endpoint
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+    let proxy = TcpProxy::start(&upstream).await;
+    let spec = ClusterSpec::new("objstore-cut");
+    let w = spec.start_worker().await;
+    let topic = unique("cut");
+    kafka::create_topics(&[&topic], PARTITIONS).await;
+    let mut config = s3.sink_config("run", &format!("http://{}", proxy.addr));
+    config["connector.class"] = json!(SINK);
+    config["tasks.max"] = json!("1");
+    config["topics"] = json!(topic);
+    config["flush.size"] = json!(FLUSH_SIZE.to_string());
+    create(&w, "cut", config).await;
+
+    // Records arrive in chunks of 77 per partition every ~200 ms (~16 s) while the endpoint
+    // is cut at ~4 s and ~11 s, for 3 s each. 77 and the flush size have no common multiple
+    // below the end, so a file always spans several `put`s (the sink is caught up between
+    // chunks): the upload that fails holds records of earlier batches, which only the buffer
+    // kept them.
+    let producer = {
+        let topic = topic.clone();
+        tokio::spawn(async move {
+            let per_chunk = 77;
+            let mut start = 0;
+            while start < PER_PARTITION {
+                let end = (start + per_chunk).min(PER_PARTITION);
+                let records = (0..PARTITIONS).flat_map(|p| {
+                    (start..end).map(move |n| (p, json!({"p": p, "n": n}).to_string()))
+                });
+                kafka::produce_to_partitions(&topic, records).await;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                start = end;
+            }
+        })
+    };
+    for _ in 0..2 {
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        proxy.cut();
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        proxy.restore();
+    }
+    producer.await.unwrap();
+
+    let store = s3.store("run");
+    let total = |f: &BTreeMap<String, Vec<u8>>| {
+        f.values()
+            .map(|b| b.iter().filter(|x| **x == b'\n').count() as i64)
+            .sum::<i64>()
+    };
+    eventually(
+        Duration::from_secs(180),
+        "every record in a file",
+        || async {
+            (total(&store.files().await) >= PER_PARTITION * i64::from(PARTITIONS)).then_some(())
+        },
+    )
+    .await;
+    let files = store.files().await;
+    let failures = w.log_text().matches("retriable put error").count();
+    assert!(
+        failures >= 2,
+        "the cuts never failed an upload ({failures} redeliveries); the test tested nothing"
+    );
+    for p in 0..PARTITIONS {
+        let mut list: Vec<(i64, Vec<i64>)> = files
+            .iter()
+            .filter(|(name, _)| name.contains(&format!("/partition={p}/")))
+            .map(|(name, bytes)| {
+                let first: i64 = name
+                    .trim_end_matches(".jsonl")
+                    .rsplit('+')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                let ns = std::str::from_utf8(bytes)
+                    .unwrap()
+                    .lines()
+                    .map(|l| {
+                        let v: Value = serde_json::from_str(l).unwrap();
+                        assert_eq!(v["p"], json!(p), "{name}: {l}");
+                        v["n"].as_i64().unwrap()
+                    })
+                    .collect();
+                (first, ns)
+            })
+            .collect();
+        list.sort();
+        let firsts: Vec<i64> = list.iter().map(|(f, _)| *f).collect();
+        let tiles: Vec<i64> = (0..PER_PARTITION / FLUSH_SIZE)
+            .map(|i| i * FLUSH_SIZE)
+            .collect();
+        assert_eq!(
+            firsts, tiles,
+            "partition {p}: files start every {FLUSH_SIZE} offsets from 0"
+        );
+        for (first, ns) in &list {
+            let expected: Vec<i64> = (*first..first + FLUSH_SIZE).collect();
+            // One producer, in order: record n of a partition is at offset n.
+            assert_eq!(
+                ns, &expected,
+                "partition {p}: file {first} holds its offsets once"
+            );
+        }
+    }
+    let status = w.get("/connectors/cut/status").await.unwrap();
+    assert_eq!(status["tasks"][0]["state"], "RUNNING", "{status}");
 }

@@ -4,8 +4,8 @@
 use super::def::{ConfigDef, ConfigKey};
 use super::types::{ConfigType, Importance, TypedValue, Width};
 use super::validators::{
-    between, lambda, non_empty_string, non_empty_string_without_control_chars, null_or, one_of,
-    one_of_case_insensitive,
+    between, composite, lambda, non_empty_string, non_empty_string_without_control_chars, null_or,
+    one_of, one_of_case_insensitive,
 };
 use crate::converter;
 use crate::error::ConnectError;
@@ -18,6 +18,10 @@ pub const EXACTLY_ONCE_SUPPORT_GROUP: &str = "Exactly Once Support";
 pub const OFFSETS_TOPIC_GROUP: &str = "offsets.topic";
 
 pub const NAME_CONFIG: &str = "name";
+/// The longest connector name accepted, in UTF-8 bytes. Connect sets no limit, but the name
+/// travels in i16-length strings (the group protocol's assignments, `connect-<name>` group ids,
+/// `<group>-<name>-<task>` transactional ids), which a longer name would overflow.
+pub const MAX_CONNECTOR_NAME_BYTES: usize = 1024;
 pub const CONNECTOR_CLASS_CONFIG: &str = "connector.class";
 pub const TASKS_MAX_CONFIG: &str = "tasks.max";
 pub const TASKS_MAX_ENFORCE_CONFIG: &str = "tasks.max.enforce";
@@ -117,7 +121,25 @@ pub fn connector_config_def() -> ConfigDef {
     ConfigDef::new()
         .define(
             ConfigKey::new(NAME_CONFIG, T::String, High, "Globally unique name to use for this connector.")
-                .validator(non_empty_string_without_control_chars())
+                .validator(composite(vec![
+                    non_empty_string_without_control_chars(),
+                    lambda(
+                        format!("at most {MAX_CONNECTOR_NAME_BYTES} bytes"),
+                        |key, value| match value.and_then(TypedValue::as_str) {
+                            Some(s) if s.len() > MAX_CONNECTOR_NAME_BYTES => {
+                                Err(ConnectError::invalid_value(
+                                    key,
+                                    format!("{}...", s.chars().take(40).collect::<String>()),
+                                    &format!(
+                                        "Connector names may be at most {MAX_CONNECTOR_NAME_BYTES} bytes long (UTF-8), this one is {}",
+                                        s.len()
+                                    ),
+                                ))
+                            }
+                            _ => Ok(()),
+                        },
+                    ),
+                ]))
                 .group(COMMON_GROUP, 1)
                 .width(Width::Medium)
                 .display_name("Connector name"),
@@ -398,4 +420,42 @@ pub fn sink_connector_config_def() -> ConfigDef {
             .width(Width::Medium)
             .display_name("Enable Error Context Headers"),
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{ConfigInfos, ConfigMap};
+
+    /// The name travels in i16-length strings: one longer than the bound is a config error
+    /// naming the bound (a 400 from the REST API), not an overflow in the group protocol.
+    #[test]
+    fn connector_names_are_bounded() {
+        let check = |name: &str| {
+            let props = ConfigMap::from([
+                (NAME_CONFIG.to_owned(), name.to_owned()),
+                (CONNECTOR_CLASS_CONFIG.to_owned(), "X".to_owned()),
+            ]);
+            ConfigInfos::validate("X", &connector_config_def(), &props)
+                .errors()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        };
+        assert!(check(&"n".repeat(MAX_CONNECTOR_NAME_BYTES)).is_empty());
+        // Multi-byte characters count in bytes, as the wire format does.
+        assert!(check(&"é".repeat(MAX_CONNECTOR_NAME_BYTES / 2)).is_empty());
+        for long in ["n".repeat(MAX_CONNECTOR_NAME_BYTES + 1), "é".repeat(40_000)] {
+            let errors = check(&long);
+            assert_eq!(errors.len(), 1, "{errors:?}");
+            assert!(
+                errors[0].contains("Connector names may be at most 1024 bytes long"),
+                "{}",
+                errors[0]
+            );
+            assert!(
+                errors[0].len() < 300,
+                "the message does not repeat the name"
+            );
+        }
+    }
 }

@@ -34,6 +34,21 @@ pub fn timestamp_builder() -> SchemaBuilder {
         .version(1)
 }
 
+/// The largest scale (either sign) a Decimal may have here. Java's `BigDecimal` allows any
+/// `int`, but the scale comes from the record's schema, so an unbounded one lets a single
+/// record build a gigabyte-long string or spin for billions of steps. Postgres bounds a
+/// `NUMERIC` column's scale by the same figure.
+pub const MAX_DECIMAL_SCALE: i32 = 1000;
+
+fn check_scale(scale: i32) -> Result<()> {
+    if scale.unsigned_abs() > MAX_DECIMAL_SCALE.unsigned_abs() {
+        return Err(ConnectError::data(format!(
+            "Decimal scale {scale} is not supported (at most {MAX_DECIMAL_SCALE} either way)"
+        )));
+    }
+    Ok(())
+}
+
 /// The scale of a Decimal schema, or `None` if `schema` is not a Decimal.
 pub fn decimal_scale(schema: &Schema) -> Option<i32> {
     if schema.name() != Some(DECIMAL_NAME) {
@@ -69,7 +84,9 @@ impl Decimal {
         full[start..].to_vec()
     }
 
+    /// Fails on more than 16 bytes and on a scale beyond [`MAX_DECIMAL_SCALE`].
     pub fn from_bytes(bytes: &[u8], scale: i32) -> Result<Self> {
+        check_scale(scale)?;
         if bytes.is_empty() || bytes.len() > 16 {
             return Err(ConnectError::data(format!(
                 "Decimal of {} bytes is not supported (1 to 16 bytes)",
@@ -85,7 +102,9 @@ impl Decimal {
         })
     }
 
-    /// Plain decimal text such as `-12.340` (Java's `BigDecimal.toPlainString`).
+    /// Plain decimal text such as `-12.340` (Java's `BigDecimal.toPlainString`). At most
+    /// about 40 + |scale| characters: decimals from record data have a bounded scale (see
+    /// [`Decimal::from_bytes`], [`Decimal::parse`]).
     pub fn to_plain_string(self) -> String {
         let digits = self.unscaled.unsigned_abs().to_string();
         let sign = if self.unscaled < 0 { "-" } else { "" };
@@ -109,6 +128,7 @@ impl Decimal {
 
     /// Parses decimal text (`12.5`, `-3`, `1e3`) and rescales it to `scale` exactly.
     pub fn parse(text: &str, scale: i32) -> Result<Self> {
+        check_scale(scale)?;
         let bad = || ConnectError::data(format!("Invalid decimal value {text}"));
         let (mantissa, exp) = match text.find(['e', 'E']) {
             Some(i) => (&text[..i], text[i + 1..].parse::<i32>().map_err(|_| bad())?),
@@ -127,6 +147,11 @@ impl Decimal {
         let mut unscaled: i128 = format!("0{int}{frac}").parse().map_err(|_| bad())?;
         // value = unscaled * 10^(exp - frac.len()); bring it to 10^-scale.
         let shift = i64::from(exp) - frac.len() as i64 + i64::from(scale);
+        // Zero rescales to zero; anything else overflows i128 (or leaves a non-zero digit)
+        // within 40 steps, so the loops below stay short whatever the exponent.
+        if unscaled == 0 {
+            return Ok(Self { unscaled, scale });
+        }
         if shift >= 0 {
             for _ in 0..shift {
                 unscaled = unscaled.checked_mul(10).ok_or_else(bad)?;
@@ -189,5 +214,31 @@ mod tests {
         assert_eq!(Decimal::parse("1e2", 0).unwrap().unscaled, 100);
         assert!(Decimal::parse("1.234", 2).is_err());
         assert!(Decimal::parse("abc", 2).is_err());
+    }
+
+    /// The scale comes from record data: a huge one is a data error, not a gigabyte string or
+    /// billions of loop steps.
+    #[test]
+    fn scales_from_record_data_are_bounded() {
+        for scale in [
+            i32::MAX,
+            i32::MIN,
+            MAX_DECIMAL_SCALE + 1,
+            -MAX_DECIMAL_SCALE - 1,
+        ] {
+            let e = Decimal::from_bytes(&[1], scale).unwrap_err();
+            assert!(e.to_string().contains("scale"), "{e}");
+            assert!(Decimal::parse("1", scale).is_err());
+            assert!(Decimal::parse("0", scale).is_err());
+        }
+        let d = Decimal::from_bytes(&[1], -MAX_DECIMAL_SCALE).unwrap();
+        assert_eq!(d.to_plain_string().len(), 1 + MAX_DECIMAL_SCALE as usize);
+        let d = Decimal::from_bytes(&[0xff], MAX_DECIMAL_SCALE).unwrap();
+        assert_eq!(d.to_plain_string().len(), 3 + MAX_DECIMAL_SCALE as usize);
+        // Exponents are not bounded by the scale: zero and overflow end at once.
+        assert_eq!(Decimal::parse("0e2000000000", 2).unwrap().unscaled, 0);
+        assert_eq!(Decimal::parse("0.0e-2000000000", 2).unwrap().unscaled, 0);
+        assert!(Decimal::parse("1e2000000000", 2).is_err());
+        assert!(Decimal::parse("1e-2000000000", 2).is_err());
     }
 }

@@ -168,7 +168,16 @@ pub fn to_sql_text(schema: Option<&Schema>, value: &Value) -> Result<Option<Stri
         }
         Value::Int32(days) if logical == Some(DATE_NAME) => {
             let epoch = chrono::NaiveDate::from_ymd_opt(1970, 1, 1).expect("valid date");
-            (epoch + chrono::Duration::days(i64::from(*days))).to_string()
+            // An INT32 day count reaches ±5.8 million years; chrono (and Postgres) stop
+            // near ±262,000: a data error, not a panic.
+            epoch
+                .checked_add_signed(chrono::Duration::days(i64::from(*days)))
+                .ok_or_else(|| {
+                    ConnectError::data(format!(
+                        "date {days} (days since 1970-01-01) is out of range"
+                    ))
+                })?
+                .to_string()
         }
         Value::Bytes(b) if schema.and_then(decimal_scale).is_some() => {
             let scale = schema.and_then(decimal_scale).unwrap_or(0);
@@ -286,5 +295,33 @@ mod tests {
         assert!(check_value("n", &col, Some("12")).is_ok());
         assert!(check_value("n", &col, Some("x")).is_err());
         assert!(check_value("n", &col, None).is_err());
+    }
+
+    /// Dates and decimals out of range are data errors (the record goes to the error
+    /// handler), never a panic of the task.
+    #[test]
+    fn out_of_range_dates_and_decimal_scales_are_data_errors() {
+        use connect_api::data::logical::{date_builder, decimal_builder};
+        let date = date_builder().build();
+        let text = |days: i32| to_sql_text(Some(&date), &Value::Int32(days));
+        assert_eq!(text(0).unwrap().unwrap(), "1970-01-01");
+        assert_eq!(text(-1).unwrap().unwrap(), "1969-12-31");
+        for days in [i32::MAX, i32::MIN, 100_000_000, -100_000_000] {
+            let e = text(days).unwrap_err();
+            assert_eq!(e.kind(), connect_api::ErrorKind::Data);
+            assert!(e.to_string().contains("out of range"), "{e}");
+        }
+        for scale in [i32::MAX, i32::MIN] {
+            let schema = decimal_builder(scale).build();
+            let e = to_sql_text(Some(&schema), &Value::Bytes(vec![1])).unwrap_err();
+            assert!(e.to_string().contains("scale"), "{e}");
+        }
+        let schema = decimal_builder(2).build();
+        assert_eq!(
+            to_sql_text(Some(&schema), &Value::Bytes(vec![0x04, 0xd2]))
+                .unwrap()
+                .unwrap(),
+            "12.34"
+        );
     }
 }

@@ -88,24 +88,29 @@ pub struct ObjectStoreSinkTask {
 }
 
 impl ObjectStoreSinkTask {
+    /// Uploads the partition's buffer as one file. The buffer stays until the `PUT` succeeded:
+    /// a failed upload is retried with the same records (same name, same content) when the
+    /// runner redelivers the batch, so no record buffered by an earlier `put` is lost.
     async fn upload(&mut self, tp: &TopicPartition) -> Result<()> {
-        let Some(buf) = self.buffers.remove(tp) else {
+        let Some(buf) = self.buffers.get(tp) else {
             return Ok(());
         };
         if buf.count == 0 {
+            self.buffers.remove(tp);
             return Ok(());
         }
         let store = self.store.as_ref().expect("started");
         let name = object_name(&self.prefix, &tp.topic, tp.partition, buf.first_offset);
-        let size = buf.bytes.len();
+        let (count, size, last_offset) = (buf.count, buf.bytes.len(), buf.last_offset);
         store
-            .put(&name, PutPayload::from(buf.bytes))
+            .put(&name, PutPayload::from(buf.bytes.clone()))
             .await
             .map_err(|e| {
                 ConnectError::retriable(format!("failed to upload {name}")).with_source(e)
             })?;
-        tracing::debug!(object = %name, records = buf.count, size, "uploaded");
-        self.committed.insert(tp.clone(), buf.last_offset + 1);
+        tracing::debug!(object = %name, records = count, size, "uploaded");
+        self.buffers.remove(tp);
+        self.committed.insert(tp.clone(), last_offset + 1);
         Ok(())
     }
 
@@ -171,10 +176,11 @@ impl SinkTask for ObjectStoreSinkTask {
                 }
             };
             let window = rotate.map(|ms| record.timestamp.unwrap_or(0).div_euclid(ms));
+            // A full buffer is one whose upload failed: upload it before adding to it, so
+            // files keep their deterministic boundaries.
             if let Some(buf) = self.buffers.get(&tp)
                 && buf.count > 0
-                && window.is_some()
-                && buf.window != window
+                && (buf.count >= flush_size || (window.is_some() && buf.window != window))
             {
                 self.upload(&tp).await?;
             }
@@ -224,7 +230,198 @@ impl SinkTask for ObjectStoreSinkTask {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
     use super::*;
+    use connect_api::data::Value;
+    use futures::StreamExt;
+    use futures::stream::BoxStream;
+    use object_store::memory::InMemory;
+    use object_store::{
+        CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta,
+        PutMultipartOptions, PutOptions, PutResult,
+    };
+
+    /// An in-memory store whose `put` fails (without storing) on the listed calls (1-based).
+    #[derive(Debug)]
+    struct FailingPuts {
+        inner: InMemory,
+        fail: Vec<usize>,
+        puts: AtomicUsize,
+    }
+
+    impl std::fmt::Display for FailingPuts {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "FailingPuts")
+        }
+    }
+
+    #[async_trait]
+    impl ObjectStore for FailingPuts {
+        async fn put_opts(
+            &self,
+            location: &Path,
+            payload: PutPayload,
+            opts: PutOptions,
+        ) -> object_store::Result<PutResult> {
+            let n = self.puts.fetch_add(1, Ordering::SeqCst) + 1;
+            if self.fail.contains(&n) {
+                return Err(object_store::Error::Generic {
+                    store: "FailingPuts",
+                    source: format!("put #{n} refused").into(),
+                });
+            }
+            self.inner.put_opts(location, payload, opts).await
+        }
+        async fn put_multipart_opts(
+            &self,
+            location: &Path,
+            opts: PutMultipartOptions,
+        ) -> object_store::Result<Box<dyn MultipartUpload>> {
+            self.inner.put_multipart_opts(location, opts).await
+        }
+        async fn get_opts(
+            &self,
+            location: &Path,
+            options: GetOptions,
+        ) -> object_store::Result<GetResult> {
+            self.inner.get_opts(location, options).await
+        }
+        fn delete_stream(
+            &self,
+            locations: BoxStream<'static, object_store::Result<Path>>,
+        ) -> BoxStream<'static, object_store::Result<Path>> {
+            self.inner.delete_stream(locations)
+        }
+        fn list(
+            &self,
+            prefix: Option<&Path>,
+        ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+            self.inner.list(prefix)
+        }
+        async fn list_with_delimiter(
+            &self,
+            prefix: Option<&Path>,
+        ) -> object_store::Result<ListResult> {
+            self.inner.list_with_delimiter(prefix).await
+        }
+        async fn copy_opts(
+            &self,
+            from: &Path,
+            to: &Path,
+            options: CopyOptions,
+        ) -> object_store::Result<()> {
+            self.inner.copy_opts(from, to, options).await
+        }
+    }
+
+    fn task(store: Arc<dyn ObjectStore>, flush_size: usize) -> ObjectStoreSinkTask {
+        let config = ConfigMap::from([
+            ("store.url".to_owned(), "memory:///".to_owned()),
+            ("flush.size".to_owned(), flush_size.to_string()),
+        ]);
+        ObjectStoreSinkTask {
+            config: Some(ObjectStoreSinkConfig::parse(&config).unwrap()),
+            store: Some(store),
+            json: Some(JsonConverter::new(false)),
+            ..Default::default()
+        }
+    }
+
+    /// Every `(first offset, records)` file of `topic`/`partition`, in offset order, checked to
+    /// hold the records `first..first + n` as the test wrote them (value = offset).
+    async fn files(store: &FailingPuts, topic: &str, partition: i32) -> Vec<(i64, i64)> {
+        let prefix = Path::from(format!("{topic}/partition={partition}"));
+        let metas: Vec<ObjectMeta> = store
+            .inner
+            .list(Some(&prefix))
+            .map(|m| m.unwrap())
+            .collect()
+            .await;
+        let mut out = Vec::new();
+        for m in metas {
+            let name = m.location.filename().unwrap().to_owned();
+            let first: i64 = name
+                .trim_end_matches(".jsonl")
+                .rsplit('+')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            let body = store
+                .inner
+                .get(&m.location)
+                .await
+                .unwrap()
+                .bytes()
+                .await
+                .unwrap();
+            let lines: Vec<i64> = std::str::from_utf8(&body)
+                .unwrap()
+                .lines()
+                .map(|l| l.parse().unwrap())
+                .collect();
+            let expected: Vec<i64> = (first..first + lines.len() as i64).collect();
+            assert_eq!(lines, expected, "{name} holds its offsets in order");
+            out.push((first, lines.len() as i64));
+        }
+        out.sort();
+        out
+    }
+
+    /// A failed upload keeps the buffer: the runner redelivers only the batch that failed,
+    /// so records buffered by earlier `put`s must still be there for the retried upload.
+    #[tokio::test]
+    async fn a_failed_upload_loses_no_buffered_record() {
+        let store = Arc::new(FailingPuts {
+            inner: InMemory::new(),
+            // The 1st upload fails, and the 3rd (two failures in a row for that file: 3, 4).
+            fail: vec![1, 3, 4],
+            puts: AtomicUsize::new(0),
+        });
+        let mut t = task(store.clone(), 100);
+        let records: Vec<SinkRecord> = (0..1000i64)
+            .map(|o| {
+                SinkRecord::new(
+                    "t",
+                    (o % 2) as i32,
+                    o / 2,
+                    None,
+                    Value::Null,
+                    None,
+                    Value::Int64(o / 2),
+                )
+            })
+            .collect();
+        // Batches of 30 (not a divisor of the flush size), redelivered on a retriable error
+        // as the runner does.
+        let mut failures = 0;
+        for batch in records.chunks(30) {
+            loop {
+                match t.put(batch.to_vec()).await {
+                    Ok(()) => break,
+                    Err(e) => {
+                        assert!(e.is_retriable(), "{e}");
+                        failures += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(failures, 3);
+        for p in 0..2 {
+            let files = files(&store, "t", p).await;
+            let tiles: Vec<(i64, i64)> = (0..5).map(|i| (i * 100, 100)).collect();
+            assert_eq!(
+                files, tiles,
+                "partition {p}: 500 records in files of 100, each once"
+            );
+            let committed = t
+                .pre_commit(SinkOffsets::from([(TopicPartition::new("t", p), 500)]))
+                .await
+                .unwrap();
+            assert_eq!(committed.get(&TopicPartition::new("t", p)), Some(&500));
+        }
+    }
 
     #[test]
     fn names_sort_by_offset() {

@@ -21,6 +21,7 @@ use connect_api::{
 };
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::panics::{catch, catch_sync};
 use crate::storage::{ConnectorState, TargetState};
 
 /// What a connector runner reports (the herder writes it to the status topic).
@@ -77,24 +78,38 @@ enum Instance {
     Sink(Box<dyn DynSinkConnector>),
 }
 
+/// Calls into the connector; a panic in them is returned as an error (see [`super::panics`]),
+/// so a panicking connector becomes FAILED with the panic message as its trace.
 impl Instance {
     async fn start(&mut self, ctx: ConnectorContext, config: ConfigMap) -> connect_api::Result<()> {
-        match self {
-            Instance::Source(c) => c.start(ctx, config).await,
-            Instance::Sink(c) => c.start(ctx, config).await,
-        }
+        catch("Connector::start", async {
+            match self {
+                Instance::Source(c) => c.start(ctx, config).await,
+                Instance::Sink(c) => c.start(ctx, config).await,
+            }
+        })
+        .await
     }
     async fn stop(&mut self) -> connect_api::Result<()> {
-        match self {
-            Instance::Source(c) => c.stop().await,
-            Instance::Sink(c) => c.stop().await,
-        }
+        catch("Connector::stop", async {
+            match self {
+                Instance::Source(c) => c.stop().await,
+                Instance::Sink(c) => c.stop().await,
+            }
+        })
+        .await
     }
-    fn task_configs(&self, max: usize) -> connect_api::Result<Vec<ConfigMap>> {
-        match self {
-            Instance::Source(c) => c.task_configs(max),
-            Instance::Sink(c) => c.task_configs(max),
-        }
+    /// `Err(panic)` when the connector panicked: unlike an error it returns, that fails it.
+    fn task_configs(
+        &self,
+        max: usize,
+    ) -> Result<connect_api::Result<Vec<ConfigMap>>, ConnectError> {
+        catch_sync("Connector::task_configs", || {
+            Ok(match self {
+                Instance::Source(c) => c.task_configs(max),
+                Instance::Sink(c) => c.task_configs(max),
+            })
+        })
     }
 }
 
@@ -216,18 +231,31 @@ async fn run(
             cmd = commands.recv() => match cmd {
                 None => break,
                 Some(Command::TaskConfigs(tasks_max, reply)) => {
-                    let result = if started && failed.is_none() {
-                        match instance.task_configs(tasks_max.max.get()) {
-                            Ok(configs) => match tasks_max.check(&name, configs.len()) {
-                                Ok(warning) => {
-                                    if let Some(w) = warning {
-                                        tracing::warn!(connector = %name, "{w}");
-                                    }
-                                    Ok(configs)
-                                }
-                                // Apache's `workerConnector.fail(e)`: FAILED with the message.
+                    let result = match (&failed, started) {
+                        (Some(t), _) => Err(ConnectError::fatal(format!(
+                            "connector {name} has failed: {t}"
+                        ))),
+                        (None, true) => {
+                            // A panic (the outer error) and more task configs than an enforced
+                            // `tasks.max` (Apache's `workerConnector.fail(e)`) fail the connector;
+                            // an error it returns does not.
+                            let checked = instance.task_configs(tasks_max.max.get()).and_then(
+                                |returned| match returned {
+                                    Ok(configs) => tasks_max.check(&name, configs.len()).map(
+                                        |warning| {
+                                            if let Some(w) = warning {
+                                                tracing::warn!(connector = %name, "{w}");
+                                            }
+                                            Ok(configs)
+                                        },
+                                    ),
+                                    Err(e) => Ok(Err(e)),
+                                },
+                            );
+                            match checked {
+                                Ok(r) => r,
                                 Err(e) => {
-                                    tracing::error!(connector = %name, error = %e, "connector generated too many tasks");
+                                    tracing::error!(connector = %name, error = %e, "connector failed generating task configs");
                                     let trace = super::error_trace(&e);
                                     status.on_connector_state(
                                         &name,
@@ -237,14 +265,11 @@ async fn run(
                                     failed = Some(trace);
                                     Err(e)
                                 }
-                            },
-                            Err(e) => Err(e),
+                            }
                         }
-                    } else {
-                        Err(ConnectError::fatal(match &failed {
-                            Some(t) => format!("connector {name} has failed: {t}"),
-                            None => format!("connector {name} is not running"),
-                        }))
+                        (None, false) => Err(ConnectError::fatal(format!(
+                            "connector {name} is not running"
+                        ))),
                     };
                     let _ = reply.send(result);
                 }
@@ -274,29 +299,28 @@ mod tests {
     use std::sync::Mutex;
 
     use async_trait::async_trait;
-    use connect_api::config::ConfigDef;
-    use connect_api::connector::{SinkConnector, SinkTask, SinkTaskContext};
-    use connect_api::record::SinkRecord;
+    use connect_api::{ConfigDef, SourceConnector, SourceRecord, SourceTask, SourceTaskContext};
 
     use super::*;
 
-    /// Always returns one task config more than it was asked for.
+    /// Panics in `task_configs` when started with `panic=task_configs`, in `start` with
+    /// `panic=start`; returns one task config more than asked for with `panic=one_extra`.
     #[derive(Default)]
-    struct TooMany;
+    struct Panicky(ConfigMap);
 
     #[derive(Default)]
-    struct NoopTask;
+    struct NoTask;
 
     #[async_trait]
-    impl SinkTask for NoopTask {
+    impl SourceTask for NoTask {
         fn version(&self) -> String {
             "0".into()
         }
-        async fn start(&mut self, _: SinkTaskContext, _: ConfigMap) -> connect_api::Result<()> {
+        async fn start(&mut self, _: SourceTaskContext, _: ConfigMap) -> connect_api::Result<()> {
             Ok(())
         }
-        async fn put(&mut self, _: Vec<SinkRecord>) -> connect_api::Result<()> {
-            Ok(())
+        async fn poll(&mut self) -> connect_api::Result<Vec<SourceRecord>> {
+            Ok(Vec::new())
         }
         async fn stop(&mut self) -> connect_api::Result<()> {
             Ok(())
@@ -304,19 +328,32 @@ mod tests {
     }
 
     #[async_trait]
-    impl SinkConnector for TooMany {
-        type Task = NoopTask;
+    impl SourceConnector for Panicky {
+        type Task = NoTask;
         fn version(&self) -> String {
             "0".into()
         }
         fn config_def(&self) -> ConfigDef {
-            ConfigDef::new()
+            ConfigDef::default()
         }
-        async fn start(&mut self, _: ConnectorContext, _: ConfigMap) -> connect_api::Result<()> {
+        async fn start(
+            &mut self,
+            _: ConnectorContext,
+            config: ConfigMap,
+        ) -> connect_api::Result<()> {
+            if config.get("panic").is_some_and(|p| p == "start") {
+                panic!("start: bad config");
+            }
+            self.0 = config;
             Ok(())
         }
-        fn task_configs(&self, max_tasks: usize) -> connect_api::Result<Vec<ConfigMap>> {
-            Ok(vec![ConfigMap::new(); max_tasks + 1])
+        fn task_configs(&self, max: usize) -> connect_api::Result<Vec<ConfigMap>> {
+            if self.0.get("panic").is_some_and(|p| p == "task_configs") {
+                let v: Vec<ConfigMap> = Vec::new();
+                return Ok(vec![v[max].clone()]);
+            }
+            let extra = usize::from(self.0.get("panic").is_some_and(|p| p == "one_extra"));
+            Ok(vec![ConfigMap::new(); max + extra])
         }
         async fn stop(&mut self) -> connect_api::Result<()> {
             Ok(())
@@ -339,18 +376,59 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn too_many_task_configs_fail_the_connector_unless_enforcement_is_off() {
+    async fn spawn(panic: &str) -> (ConnectorHandle, Arc<States>) {
         let states = Arc::new(States::default());
         let (requests, _rx) = mpsc::unbounded_channel();
+        let config = ConfigMap::from([("panic".to_owned(), panic.to_owned())]);
         let handle = ConnectorHandle::spawn(
             "c".into(),
-            ConfigMap::new(),
-            ConnectorInstance::Sink(Box::new(TooMany)),
+            config,
+            ConnectorInstance::Source(Box::new(Panicky::default())),
             TargetState::Started,
             states.clone(),
             requests,
         );
+        (handle, states)
+    }
+
+    #[tokio::test]
+    async fn a_connector_panicking_in_task_configs_fails_with_the_message() {
+        let (handle, states) = spawn("task_configs").await;
+        let e = handle.task_configs(tasks_max(2, true)).await.unwrap_err();
+        assert!(
+            e.to_string().contains("Connector::task_configs panicked"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("index out of bounds"), "{e}");
+        let last = states.0.lock().unwrap().last().cloned().unwrap();
+        assert_eq!(last.0, ConnectorState::Failed);
+        assert!(last.1.unwrap().contains("index out of bounds"));
+        // Failed stays failed: no more calls into it, and it still stops.
+        assert!(handle.task_configs(tasks_max(1, true)).await.is_err());
+        handle.stop().await;
+    }
+
+    #[tokio::test]
+    async fn a_connector_panicking_in_start_fails_with_the_message() {
+        let (handle, states) = spawn("start").await;
+        let e = handle.task_configs(tasks_max(1, true)).await.unwrap_err();
+        assert!(e.to_string().contains("start: bad config"), "{e}");
+        let got = states.0.lock().unwrap().clone();
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].0, ConnectorState::Failed);
+        assert!(
+            got[0]
+                .1
+                .as_deref()
+                .unwrap()
+                .contains("Connector::start panicked: start: bad config")
+        );
+        handle.stop().await;
+    }
+
+    #[tokio::test]
+    async fn too_many_task_configs_fail_the_connector_unless_enforcement_is_off() {
+        let (handle, states) = spawn("one_extra").await;
         // `tasks.max.enforce=false`: every config is kept (none silently dropped).
         assert_eq!(
             handle

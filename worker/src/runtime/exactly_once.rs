@@ -25,9 +25,12 @@
 //!
 //! # Errors
 //!
-//! Any conversion error (unless tolerated), send, offset or commit error, and fencing, fails the
-//! task (FAILED with the error chain). It never falls back to at-least-once: the open
-//! transaction is abandoned and the broker aborts it.
+//! Any conversion error (unless tolerated), send, offset or commit error, a panic in the task,
+//! and fencing, fails the task (FAILED with the error chain). It never falls back to
+//! at-least-once: the open transaction is aborted (best effort, bounded by
+//! `ABORT_ON_EXIT_TIMEOUT`; a fenced producer cannot, and its successor does), as is one left
+//! open by a connector-boundary task stopped between two of its boundaries, so `read_committed`
+//! readers never wait for the broker's transaction timeout.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -56,6 +59,9 @@ use crate::storage::offsets::offset_records;
 
 /// How long transactional calls (init, commit, abort) may block.
 const TRANSACTION_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long the best-effort abort of a failed or stopped task's open transaction may block
+/// the task's end (the herder waits for it).
+const ABORT_ON_EXIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The transactional id of a task, as Connect names it.
 pub fn task_transactional_id(group_id: &str, id: &ConnectorTaskId) -> String {
@@ -221,6 +227,10 @@ pub async fn run_exactly_once_source_task(
                 topics: ActiveTopics::new(id.clone(), status.clone()),
             };
             let outcome = runner.execute().await;
+            // Failed, or stopped between two of the connector's boundaries: abort what is
+            // open now rather than leave `read_committed` readers of the topic and of the
+            // offsets topic stalled until the broker's transaction timeout.
+            runner.abort_open_transaction(&outcome).await;
             runner.stats.log(&id);
             task = runner.task;
             outcome
@@ -544,6 +554,39 @@ impl Runner {
             tracing::warn!(task = %self.run.id, error = %e, "failed to copy offsets to the worker's global offsets topic");
         }
         Ok(())
+    }
+
+    /// Best effort, within [`ABORT_ON_EXIT_TIMEOUT`]: aborts the transaction left open when the
+    /// task ends (a failure, a panic in the task, or a stop before the connector's next
+    /// boundary). A fenced producer cannot abort; its successor's `init_transactions` does.
+    async fn abort_open_transaction(&mut self, outcome: &Result<(), ConnectError>) {
+        if !self.transaction_open {
+            return;
+        }
+        let records = self.in_transaction.len();
+        let p = self.producer.clone();
+        let aborted =
+            tokio::task::spawn_blocking(move || p.abort_transaction(ABORT_ON_EXIT_TIMEOUT))
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|r| r.map_err(|e| e.to_string()));
+        match aborted {
+            Ok(()) => {
+                self.transaction_open = false;
+                self.stats.aborted += 1;
+                self.in_transaction.clear();
+                self.staged.clear();
+                let why = if outcome.is_err() {
+                    "failed"
+                } else {
+                    "stopped"
+                };
+                tracing::info!(task = %self.run.id, records, "aborted the open transaction of a {why} task");
+            }
+            Err(e) => {
+                tracing::warn!(task = %self.run.id, error = %e, "failed to abort the open transaction; the broker aborts it when it times out");
+            }
+        }
     }
 
     /// Aborts the open transaction; the aborted records' offsets are still committed so the

@@ -6,6 +6,7 @@
 //! - [`worker`]: the connectors and tasks running on this worker (Connect's `Worker`)
 //! - [`exactly_once`]: the exactly-once source task runner (KIP-618: records and offsets in one transaction)
 //! - [`sink`]: the sink task runner (consume -> convert -> put -> pre_commit -> commit)
+//! - [`panics`]: panics in connector code become task and connector failures
 //! - [`errors`]: `errors.*` tolerance and logging, the dead-letter queue, the errant record reporter
 //!
 //! Runners report through [`TaskStatusListener`] and persist source offsets through
@@ -16,6 +17,7 @@ pub mod convert;
 pub mod errors;
 pub mod exactly_once;
 mod offsets;
+pub mod panics;
 pub mod sink;
 pub mod source;
 pub mod topics;

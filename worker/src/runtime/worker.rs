@@ -22,6 +22,7 @@ use super::errors::{DeadLetterQueue, ErrorHandler, StageClasses};
 use super::exactly_once::{
     ExactlyOnceGate, ExactlyOnceSourceTaskRun, run_exactly_once_source_task, task_transactional_id,
 };
+use super::panics::{PanicSafeSinkTask, PanicSafeSourceTask, supervise, supervise_blocking};
 use super::sink::{DEFAULT_MAX_POLL_RECORDS, SinkTaskRun, run_sink_task};
 use super::source::{SourceTaskRun, run_source_task};
 use super::{ConnectorTaskId, SourceOffsetBackend, TaskStatusListener};
@@ -400,7 +401,12 @@ impl Worker {
                     cancel: cancel.clone(),
                     paused: paused_rx,
                 };
-                tokio::spawn(run_exactly_once_source_task(run, task))
+                let task = Box::new(PanicSafeSourceTask(task));
+                tokio::spawn(supervise(
+                    id.clone(),
+                    self.status.clone(),
+                    run_exactly_once_source_task(run, task),
+                ))
             }
             TaskInstance::Source(task) => {
                 let cc = SourceConnectorConfig::parse(connector_config)?;
@@ -423,7 +429,12 @@ impl Worker {
                     cancel: cancel.clone(),
                     paused: paused_rx,
                 };
-                tokio::spawn(run_source_task(run, task))
+                let task = Box::new(PanicSafeSourceTask(task));
+                tokio::spawn(supervise(
+                    id.clone(),
+                    self.status.clone(),
+                    run_source_task(run, task),
+                ))
             }
             TaskInstance::Sink(task) => {
                 let cc = SinkConnectorConfig::parse(connector_config)?;
@@ -461,7 +472,11 @@ impl Worker {
                     paused: paused_rx,
                 };
                 let rt = tokio::runtime::Handle::current();
-                tokio::task::spawn_blocking(move || run_sink_task(run, task, rt))
+                let task = Box::new(PanicSafeSinkTask(task));
+                let (id, status) = (id.clone(), self.status.clone());
+                tokio::task::spawn_blocking(move || {
+                    supervise_blocking(id, status, || run_sink_task(run, task, rt))
+                })
             }
         };
         Ok(RunningTask {
