@@ -122,7 +122,7 @@ async fn every_endpoint_through_a_follower() {
             "importance",
             "documentation",
             "group",
-            "order",
+            "order_in_group",
             "width",
             "display_name",
             "dependents",
