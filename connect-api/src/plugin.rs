@@ -105,12 +105,30 @@ impl ConnectorInstance {
             Self::Sink(_) => PluginType::Sink,
         }
     }
+
+    /// The connector's `version()` (what status answers report).
+    pub fn version(&self) -> String {
+        match self {
+            Self::Source(c) => c.version(),
+            Self::Sink(c) => c.version(),
+        }
+    }
 }
 
 /// A new, unstarted task instance.
 pub enum TaskInstance {
     Source(Box<dyn SourceTask>),
     Sink(Box<dyn SinkTask>),
+}
+
+impl TaskInstance {
+    /// The task's `version()` (what status answers report).
+    pub fn version(&self) -> String {
+        match self {
+            Self::Source(t) => t.version(),
+            Self::Sink(t) => t.version(),
+        }
+    }
 }
 
 /// The set of connector plugins compiled into the binary.

@@ -74,17 +74,17 @@ fn golden_valid_config() {
         "configs": [
             {"definition": {"name": "topic", "type": "STRING", "required": true, "default_value": null,
                             "importance": "HIGH", "documentation": "The topic to publish data to",
-                            "group": "Common", "order": 1, "width": "LONG", "display_name": "Topic",
+                            "group": "Common", "order_in_group": 1, "width": "LONG", "display_name": "Topic",
                             "dependents": []},
              "value": {"name": "topic", "value": "t", "recommended_values": [], "errors": [], "visible": true}},
             {"definition": {"name": "tasks.max", "type": "INT", "required": false, "default_value": "1",
                             "importance": "HIGH", "documentation": "Maximum number of tasks to use for this connector.",
-                            "group": "Common", "order": 2, "width": "SHORT", "display_name": "Tasks max",
+                            "group": "Common", "order_in_group": 2, "width": "SHORT", "display_name": "Tasks max",
                             "dependents": []},
              "value": {"name": "tasks.max", "value": "3", "recommended_values": [], "errors": [], "visible": true}},
             {"definition": {"name": "db.password", "type": "PASSWORD", "required": false, "default_value": null,
                             "importance": "MEDIUM", "documentation": "Database password",
-                            "group": "Database", "order": 1, "width": "MEDIUM", "display_name": "Password",
+                            "group": "Database", "order_in_group": 1, "width": "MEDIUM", "display_name": "Password",
                             "dependents": []},
              "value": {"name": "db.password", "value": "[hidden]", "recommended_values": [], "errors": [], "visible": true}}
         ]
@@ -171,15 +171,56 @@ fn common_connector_keys_follow_connect() {
         .unwrap();
     let d = tasks_max.definition.as_ref().unwrap();
     assert_eq!(
-        (d.default_value.as_deref(), d.order, d.width.as_str()),
-        (Some("1"), 3, "SHORT")
+        (
+            d.default_value.as_deref(),
+            d.order_in_group,
+            d.width.as_str()
+        ),
+        (Some("1"), 4, "SHORT")
     );
+    // Connect 4.4: no static default for the converters; a worker's validate answer shows its
+    // own converters as the defaults (`with_worker_converters`).
     let header = def.key("header.converter").unwrap();
+    assert_eq!(header.default, connect_api::config::DefaultValue::Null);
+    let enriched = connect_api::config::connector::with_worker_converters(
+        def.clone(),
+        "org.apache.kafka.connect.storage.StringConverter",
+        "org.apache.kafka.connect.json.JsonConverter",
+        "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+    );
+    let infos = ConfigInfos::validate("X", &enriched, &props(&[("name", "a")]));
+    let value_of = |name: &str| {
+        let c = infos
+            .configs
+            .iter()
+            .find(|c| c.value.as_ref().unwrap().name == name)
+            .unwrap();
+        (
+            c.definition.as_ref().unwrap().default_value.clone(),
+            c.value.as_ref().unwrap().value.clone(),
+        )
+    };
+    let string = Some("org.apache.kafka.connect.storage.StringConverter".to_owned());
+    assert_eq!(value_of("key.converter"), (string.clone(), string));
+    let header = value_of("header.converter");
     assert_eq!(
-        header.default,
-        connect_api::config::DefaultValue::Value(connect_api::config::TypedValue::Class(
-            "org.apache.kafka.connect.storage.SimpleHeaderConverter".into()
-        ))
+        header.1.as_deref(),
+        Some("org.apache.kafka.connect.storage.SimpleHeaderConverter")
+    );
+    // Recommended: this build's converter classes, sorted (Connect lists its installed ones).
+    let recommended = &infos
+        .configs
+        .iter()
+        .find(|c| c.value.as_ref().unwrap().name == "value.converter")
+        .unwrap()
+        .value
+        .as_ref()
+        .unwrap()
+        .recommended_values;
+    assert!(recommended.contains(&"org.apache.kafka.connect.json.JsonConverter".to_owned()));
+    assert!(
+        recommended.windows(2).all(|w| w[0] < w[1]),
+        "{recommended:?}"
     );
 
     let bad_converter = ConfigInfos::validate(

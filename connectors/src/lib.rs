@@ -21,30 +21,32 @@ use connect_api::plugin::{PluginDesc, PluginRegistry};
 /// Version reported by every built-in plugin.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Every built-in connector, with the Java class names it is compatible with as aliases.
+/// Every built-in connector. A connector that is a twin of an Apache one is registered under
+/// Apache's class name (so `GET /connector-plugins` lists what tools look for, and task configs
+/// name Apache's task class, as an Apache worker writes them), with its Rust path as an alias.
 pub fn builtin_plugins() -> PluginRegistry {
     let mut registry = PluginRegistry::new();
     registry
         .register_source::<verifiable::VerifiableSourceConnector>(PluginDesc {
-            class: verifiable::CONNECTOR_CLASS,
-            aliases: &[verifiable::JAVA_CONNECTOR_CLASS],
+            class: verifiable::JAVA_CONNECTOR_CLASS,
+            aliases: &[verifiable::CONNECTOR_CLASS],
             version: VERSION,
-            task_class: verifiable::TASK_CLASS,
-            task_aliases: &[verifiable::JAVA_TASK_CLASS],
+            task_class: verifiable::JAVA_TASK_CLASS,
+            task_aliases: &[verifiable::TASK_CLASS],
         })
         .register_source::<file::FileStreamSourceConnector>(PluginDesc {
-            class: file::SOURCE_CONNECTOR_CLASS,
-            aliases: &[file::JAVA_SOURCE_CONNECTOR_CLASS],
+            class: file::JAVA_SOURCE_CONNECTOR_CLASS,
+            aliases: &[file::SOURCE_CONNECTOR_CLASS],
             version: VERSION,
-            task_class: file::SOURCE_TASK_CLASS,
-            task_aliases: &[file::JAVA_SOURCE_TASK_CLASS],
+            task_class: file::JAVA_SOURCE_TASK_CLASS,
+            task_aliases: &[file::SOURCE_TASK_CLASS],
         })
         .register_sink::<file::FileStreamSinkConnector>(PluginDesc {
-            class: file::SINK_CONNECTOR_CLASS,
-            aliases: &[file::JAVA_SINK_CONNECTOR_CLASS],
+            class: file::JAVA_SINK_CONNECTOR_CLASS,
+            aliases: &[file::SINK_CONNECTOR_CLASS],
             version: VERSION,
-            task_class: file::SINK_TASK_CLASS,
-            task_aliases: &[file::JAVA_SINK_TASK_CLASS],
+            task_class: file::JAVA_SINK_TASK_CLASS,
+            task_aliases: &[file::SINK_TASK_CLASS],
         })
         .register_source::<jdbc::PostgresSourceConnector>(PluginDesc {
             class: jdbc::SOURCE_CONNECTOR_CLASS,
@@ -122,5 +124,44 @@ mod tests {
             r.create_task(file::SINK_TASK_CLASS),
             Ok(TaskInstance::Sink(_))
         ));
+    }
+
+    /// Tools look plugins up by Apache's class name: the twins are listed under it, and their
+    /// Rust paths still resolve (connector and task).
+    #[test]
+    fn twins_are_listed_under_apache_class_names() {
+        let r = builtin_plugins();
+        let listed: Vec<String> = r.connector_plugins().into_iter().map(|p| p.class).collect();
+        for (java, rust, java_task, rust_task) in [
+            (
+                verifiable::JAVA_CONNECTOR_CLASS,
+                verifiable::CONNECTOR_CLASS,
+                verifiable::JAVA_TASK_CLASS,
+                verifiable::TASK_CLASS,
+            ),
+            (
+                file::JAVA_SOURCE_CONNECTOR_CLASS,
+                file::SOURCE_CONNECTOR_CLASS,
+                file::JAVA_SOURCE_TASK_CLASS,
+                file::SOURCE_TASK_CLASS,
+            ),
+            (
+                file::JAVA_SINK_CONNECTOR_CLASS,
+                file::SINK_CONNECTOR_CLASS,
+                file::JAVA_SINK_TASK_CLASS,
+                file::SINK_TASK_CLASS,
+            ),
+        ] {
+            assert!(listed.iter().any(|c| c == java), "{java} not in {listed:?}");
+            assert!(
+                !listed.iter().any(|c| c == rust),
+                "{rust} listed: {listed:?}"
+            );
+            let (desc, _) = r.describe(rust).unwrap();
+            assert_eq!((desc.class, desc.task_class), (java, java_task));
+            assert!(r.create_connector(rust).is_ok() && r.create_task(rust_task).is_ok());
+        }
+        // Plugins without an Apache twin keep their Rust path.
+        assert!(listed.iter().any(|c| c == jdbc::SINK_CONNECTOR_CLASS));
     }
 }

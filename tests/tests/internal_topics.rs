@@ -89,8 +89,18 @@ async fn config_offsets_and_status_records_decode_per_the_spec() {
         "trace present as null: {conn}"
     );
     assert!(conn["generation"].is_i64());
+    // Connect 4.4 records the running plugin's version (after `generation`).
+    let version = w.get("/connector-plugins").await.unwrap()[0]["version"].clone();
+    assert!(version.is_string());
+    assert_eq!(
+        conn.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["state", "trace", "worker_id", "generation", "version"]
+    );
+    assert_eq!(conn["version"], version, "{conn}");
     for t in 0..2 {
-        assert_eq!(statuses[&format!("status-task-vs-{t}")]["state"], "RUNNING");
+        let task = &statuses[&format!("status-task-vs-{t}")];
+        assert_eq!(task["state"], "RUNNING");
+        assert_eq!(task["version"], version, "{task}");
     }
 
     let offsets = latest(&read(format!("{group}-offsets")));

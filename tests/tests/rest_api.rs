@@ -122,7 +122,7 @@ async fn every_endpoint_through_a_follower() {
             "importance",
             "documentation",
             "group",
-            "order",
+            "order_in_group",
             "width",
             "display_name",
             "dependents",
@@ -232,8 +232,8 @@ async fn every_endpoint_through_a_follower() {
     )
     .await;
     assert_keys(&st, &["name", "connector", "tasks", "type"]);
-    assert_keys(&st["connector"], &["state", "worker_id"]);
-    assert_keys(&st["tasks"][0], &["id", "state", "worker_id"]);
+    assert_keys(&st["connector"], &["state", "worker_id", "version"]);
+    assert_keys(&st["tasks"][0], &["id", "state", "worker_id", "version"]);
     let ex = f.get("/connectors?expand=status").await.unwrap();
     assert_keys(&ex["src"], &["status"]);
     let ex = f.get("/connectors?expand=info").await.unwrap();
@@ -281,7 +281,7 @@ async fn every_endpoint_through_a_follower() {
         f.get("/connectors/src/tasks/0/status").await.ok()
     })
     .await;
-    assert_keys(&ts, &["id", "state", "worker_id"]);
+    assert_keys(&ts, &["id", "state", "worker_id", "version"]);
     let (s, b) = f.send("GET", "/connectors/src/tasks/9/status", None).await;
     assert_error(s, &b, 404, "No status found for task src-9");
     // KIP-558: the task records the topic once its first record is acknowledged.

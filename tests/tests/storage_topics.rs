@@ -528,6 +528,7 @@ async fn status_safe_writes_respect_newer_generations() {
         trace: None,
         worker_id: worker.into(),
         generation,
+        version: Some("0.9.1".into()),
     };
     b.put_task_status(&task(ConnectorState::Running, "b:8083", 5))
         .await
@@ -538,6 +539,7 @@ async fn status_safe_writes_respect_newer_generations() {
         trace: None,
         worker_id: "b:8083".into(),
         generation: 5,
+        version: Some("4.4.0".into()),
     })
     .await
     .unwrap();
@@ -555,6 +557,7 @@ async fn status_safe_writes_respect_newer_generations() {
             trace: Some("x".into()),
             worker_id: "a:8083".into(),
             generation: 4,
+            version: None,
         })
         .await
         .unwrap()
@@ -579,12 +582,18 @@ async fn status_safe_writes_respect_newer_generations() {
         .expect("start fresh");
     let st = fresh.task_status(&id).unwrap();
     assert_eq!(
-        (st.state, st.worker_id.as_str(), st.generation),
-        (ConnectorState::Failed, "a:8083", 6)
+        (
+            st.state,
+            st.worker_id.as_str(),
+            st.generation,
+            st.version.as_deref()
+        ),
+        (ConnectorState::Failed, "a:8083", 6, Some("0.9.1"))
     );
+    let cs = fresh.connector_status("c").unwrap();
     assert_eq!(
-        fresh.connector_status("c").unwrap().state,
-        ConnectorState::Running
+        (cs.state, cs.version.as_deref()),
+        (ConnectorState::Running, Some("4.4.0"))
     );
     assert_eq!(fresh.topics_for("c").len(), 1);
 
@@ -597,7 +606,7 @@ async fn status_safe_writes_respect_newer_generations() {
             .any(|r| r.key.as_deref() == Some("status-connector-c")
                 && r.value.as_deref()
                     == Some(
-                        r#"{"state":"RUNNING","trace":null,"worker_id":"b:8083","generation":5}"#
+                        r#"{"state":"RUNNING","trace":null,"worker_id":"b:8083","generation":5,"version":"4.4.0"}"#
                     ))
     );
     assert!(

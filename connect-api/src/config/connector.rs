@@ -1,11 +1,13 @@
 //! The framework's connector config keys, shared by every connector (Java's `ConnectorConfig`,
 //! `SourceConnectorConfig`, `SinkConnectorConfig`): names, defaults, validators and groups.
 
+use std::sync::Arc;
+
 use super::def::{ConfigDef, ConfigKey};
 use super::types::{ConfigType, Importance, TypedValue, Width};
 use super::validators::{
-    between, composite, lambda, non_empty_string, non_empty_string_without_control_chars, null_or,
-    one_of, one_of_case_insensitive,
+    ParsedValues, Recommender, between, composite, lambda, non_empty_string,
+    non_empty_string_without_control_chars, null_or, one_of, one_of_case_insensitive,
 };
 use crate::converter;
 use crate::error::ConnectError;
@@ -95,7 +97,7 @@ pub(crate) fn tasks_max_key() -> ConfigKey {
     )
     .default_value(TASKS_MAX_DEFAULT)
     .validator(between(1, i64::from(TASKS_MAX_LIMIT)))
-    .group(COMMON_GROUP, 3)
+    .group(COMMON_GROUP, 4)
     .width(Width::Short)
     .display_name("Tasks max")
 }
@@ -106,15 +108,61 @@ pub(crate) fn tasks_max_enforce_key() -> ConfigKey {
         TASKS_MAX_ENFORCE_CONFIG,
         ConfigType::Boolean,
         Importance::Low,
-        "(Deprecated) Whether to enforce that the tasks.max property is respected by the connector. By default, connectors that generate too many tasks will fail.",
+        "(Deprecated) Whether to enforce that the tasks.max property is respected by the connector. By default, connectors that generate too many tasks will fail, and existing sets of tasks that exceed the tasks.max property will also be failed. If this property is set to false, then connectors will be allowed to generate more than the maximum number of tasks, and existing sets of tasks that exceed the tasks.max property will be allowed to run. This property is deprecated and will be removed in an upcoming major release.",
     )
     .default_value(true)
-    .group(COMMON_GROUP, 4)
+    .group(COMMON_GROUP, 5)
     .width(Width::Short)
     .display_name("Enforce tasks max")
 }
 
-/// Keys every connector has (Java's `ConnectorConfig.configDef()`).
+/// Recommends the converter classes this worker has (Java lists its installed converter
+/// plugins), sorted; header converters for `header.converter`.
+#[derive(Debug)]
+struct ConverterRecommender {
+    header: bool,
+}
+
+impl Recommender for ConverterRecommender {
+    fn valid_values(&self, _name: &str, _parsed: &ParsedValues) -> Vec<TypedValue> {
+        let mut classes: Vec<&str> = converter::builtin_converter_classes()
+            .into_iter()
+            .filter(|(_, kind)| self.header || *kind == "converter")
+            .map(|(class, _)| class)
+            .collect();
+        classes.sort_unstable();
+        classes.dedup();
+        classes
+            .into_iter()
+            .map(|c| TypedValue::Class(c.to_owned()))
+            .collect()
+    }
+
+    fn visible(&self, _name: &str, _parsed: &ParsedValues) -> bool {
+        true
+    }
+}
+
+/// `def` as a worker validates a connector config against it: `key.converter`,
+/// `value.converter` and `header.converter` default to the worker's classes (what runs when
+/// the connector sets none), as Connect 4.4's validate answer shows them.
+pub fn with_worker_converters(def: ConfigDef, key: &str, value: &str, header: &str) -> ConfigDef {
+    [
+        (KEY_CONVERTER_CLASS_CONFIG, key),
+        (VALUE_CONVERTER_CLASS_CONFIG, value),
+        (HEADER_CONVERTER_CLASS_CONFIG, header),
+    ]
+    .into_iter()
+    .fold(def, |def, (name, class)| match def.key(name).cloned() {
+        Some(k) => def.define(k.default_value(TypedValue::Class(class.to_owned()))),
+        None => def,
+    })
+}
+
+/// Keys every connector has (Java's `ConnectorConfig.configDef()`). `order_in_group` numbers are
+/// Connect 4.4's: the gaps (Common 3, 7, 9, 11) are its KIP-891 `*.plugin.version` keys, and
+/// the exactly-once group starts at 2 because Connect numbers it after `topic.creation.groups`
+/// (neither exists here; README, "Compatibility").
 pub fn connector_config_def() -> ConfigDef {
     use ConfigType as T;
     use Importance::{High, Low, Medium};
@@ -149,7 +197,7 @@ pub fn connector_config_def() -> ConfigDef {
                 CONNECTOR_CLASS_CONFIG,
                 T::String,
                 High,
-                "Name or alias of the class for this connector. Must be a subclass of org.apache.kafka.connect.connector.Connector. If the connector is org.apache.kafka.connect.file.FileStreamSinkConnector, you can either specify this full name, or use \"FileStreamSink\" or \"FileStreamSinkConnector\" to make the configuration a bit shorter",
+                "Name or alias of the class for this connector. Must be a subclass of org.apache.kafka.connect.connector.Connector. If the connector is org.apache.kafka.connect.file.FileStreamSinkConnector, you can either specify this full name,  or use \"FileStreamSink\" or \"FileStreamSinkConnector\" to make the configuration a bit shorter",
             )
             .group(COMMON_GROUP, 2)
             .width(Width::Long)
@@ -162,11 +210,12 @@ pub fn connector_config_def() -> ConfigDef {
                 KEY_CONVERTER_CLASS_CONFIG,
                 T::Class,
                 Low,
-                "Converter class used to convert between Kafka Connect format and the serialized form that is written to Kafka. This controls the format of the keys in messages written to or read from Kafka. When unset the worker's key.converter is used.",
+                "Converter class used to convert between Kafka Connect format and the serialized form that is written to Kafka. This controls the format of the keys in messages written to or read from Kafka, and since this is independent of connectors it allows any connector to work with any serialization format. Examples of common formats include JSON and Avro.",
             )
             .default_null()
             .validator(converter_class_validator(false))
-            .group(COMMON_GROUP, 5)
+            .recommender(Arc::new(ConverterRecommender { header: false }))
+            .group(COMMON_GROUP, 6)
             .width(Width::Short)
             .display_name("Key converter class"),
         )
@@ -175,11 +224,12 @@ pub fn connector_config_def() -> ConfigDef {
                 VALUE_CONVERTER_CLASS_CONFIG,
                 T::Class,
                 Low,
-                "Converter class used to convert between Kafka Connect format and the serialized form that is written to Kafka. This controls the format of the values in messages written to or read from Kafka. When unset the worker's value.converter is used.",
+                "Converter class used to convert between Kafka Connect format and the serialized form that is written to Kafka. This controls the format of the values in messages written to or read from Kafka, and since this is independent of connectors it allows any connector to work with any serialization format. Examples of common formats include JSON and Avro.",
             )
             .default_null()
             .validator(converter_class_validator(false))
-            .group(COMMON_GROUP, 6)
+            .recommender(Arc::new(ConverterRecommender { header: false }))
+            .group(COMMON_GROUP, 8)
             .width(Width::Short)
             .display_name("Value converter class"),
         )
@@ -188,18 +238,19 @@ pub fn connector_config_def() -> ConfigDef {
                 HEADER_CONVERTER_CLASS_CONFIG,
                 T::Class,
                 Low,
-                "HeaderConverter class used to convert between Kafka Connect format and the serialized form that is written to Kafka. This controls the format of the header values in messages written to or read from Kafka.",
+                "HeaderConverter class used to convert between Kafka Connect format and the serialized form that is written to Kafka. This controls the format of the header values in messages written to or read from Kafka, and since this is independent of connectors it allows any connector to work with any serialization format. Examples of common formats include JSON and Avro. By default, the SimpleHeaderConverter is used to serialize header values to strings and deserialize them by inferring the schemas.",
             )
-            .default_value(TypedValue::Class(HEADER_CONVERTER_CLASS_DEFAULT.to_owned()))
+            .default_null()
             .validator(converter_class_validator(true))
-            .group(COMMON_GROUP, 7)
+            .recommender(Arc::new(ConverterRecommender { header: true }))
+            .group(COMMON_GROUP, 10)
             .width(Width::Short)
             .display_name("Header converter class"),
         )
         .define(
             ConfigKey::new(TRANSFORMS_CONFIG, T::List, Low, "Aliases for the transformations to be applied to records.")
                 .default_value(TypedValue::List(Vec::new()))
-                .group(TRANSFORMS_GROUP, 8)
+                .group(TRANSFORMS_GROUP, 12)
                 .width(Width::Long)
                 .display_name("Transforms"),
         )
@@ -211,7 +262,7 @@ pub fn connector_config_def() -> ConfigDef {
                 "Aliases for the predicates used by transformations.",
             )
             .default_value(TypedValue::List(Vec::new()))
-            .group(PREDICATES_GROUP, 9)
+            .group(PREDICATES_GROUP, 13)
             .width(Width::Long)
             .display_name("Predicates"),
         )
@@ -220,11 +271,11 @@ pub fn connector_config_def() -> ConfigDef {
                 CONFIG_RELOAD_ACTION_CONFIG,
                 T::String,
                 Low,
-                "The action that Connect should take on the connector when changes in external configuration providers result in a change in the connector's configuration properties. A value of 'none' indicates that Connect will do nothing. A value of 'restart' indicates that Connect should restart/reload the connector with the updated configuration properties.",
+                "The action that Connect should take on the connector when changes in external configuration providers result in a change in the connector's configuration properties. A value of 'none' indicates that Connect will do nothing. A value of 'restart' indicates that Connect should restart/reload the connector with the updated configuration properties.The restart may actually be scheduled in the future if the external configuration provider indicates that a configuration value will expire in the future.",
             )
             .default_value("restart")
             .validator(one_of(&["none", "restart"]))
-            .group(COMMON_GROUP, 10)
+            .group(COMMON_GROUP, 14)
             .width(Width::Medium)
             .display_name("Reload Action"),
         )
@@ -305,7 +356,7 @@ pub fn source_connector_config_def() -> ConfigDef {
             )
             .default_value("requested")
             .validator(one_of_case_insensitive(&["requested", "required"]))
-            .group(EXACTLY_ONCE_SUPPORT_GROUP, 1)
+            .group(EXACTLY_ONCE_SUPPORT_GROUP, 2)
             .width(Width::Short)
             .display_name("Exactly once support"),
         )
@@ -318,7 +369,7 @@ pub fn source_connector_config_def() -> ConfigDef {
             )
             .default_value("poll")
             .validator(one_of_case_insensitive(&["poll", "interval", "connector"]))
-            .group(EXACTLY_ONCE_SUPPORT_GROUP, 2)
+            .group(EXACTLY_ONCE_SUPPORT_GROUP, 3)
             .width(Width::Short)
             .display_name("Transaction Boundary"),
         )
@@ -336,7 +387,7 @@ pub fn source_connector_config_def() -> ConfigDef {
                     _ => Ok(()),
                 }
             })))
-            .group(EXACTLY_ONCE_SUPPORT_GROUP, 3)
+            .group(EXACTLY_ONCE_SUPPORT_GROUP, 4)
             .width(Width::Short)
             .display_name("Transaction boundary interval"),
         )
@@ -377,7 +428,7 @@ pub fn sink_connector_config_def() -> ConfigDef {
                 TOPICS_REGEX_CONFIG,
                 T::String,
                 High,
-                "Regular expression giving topics to consume. Under the hood, the regex is compiled to a java.util.regex.Pattern. Only one of topics or topics.regex should be specified.",
+                "Regular expression giving topics to consume. Under the hood, the regex is compiled to a <code>java.util.regex.Pattern</code>. Only one of topics or topics.regex should be specified.",
             )
             .default_value("")
             .group(COMMON_GROUP, 4)
@@ -413,7 +464,7 @@ pub fn sink_connector_config_def() -> ConfigDef {
                 DLQ_CONTEXT_HEADERS_ENABLE_CONFIG,
                 T::Boolean,
                 Medium,
-                "If true, add headers containing error context to the messages written to the dead letter queue. To avoid clashing with headers from the original record, all error context header keys, all error context header keys will start with __connect.errors.",
+                "If true, add headers containing error context to the messages written to the dead letter queue. To avoid clashing with headers from the original record, all error context header keys, all error context header keys will start with <code>__connect.errors.</code>",
             )
             .default_value(false)
             .group(ERROR_GROUP, 8)

@@ -4,7 +4,7 @@
 //! {"name": "<connector.class>", "error_count": 1, "groups": ["Common"],
 //!  "configs": [{"definition": {"name": ..., "type": "INT", "required": false,
 //!                              "default_value": "1", "importance": "HIGH",
-//!                              "documentation": ..., "group": "Common", "order": 3,
+//!                              "documentation": ..., "group": "Common", "order_in_group": 3,
 //!                              "width": "SHORT", "display_name": "Tasks max",
 //!                              "dependents": []},
 //!               "value": {"name": ..., "value": "abc", "recommended_values": [],
@@ -35,7 +35,8 @@ pub struct ConfigInfo {
     pub value: Option<ConfigValueInfo>,
 }
 
-/// A key's definition as Connect serialises it. **[quirk]** the field is `order`.
+/// A key's definition as Connect 4.4 serialises it (a Java record: the order is
+/// `order_in_group`, as in Java's `ConfigKeyInfo` constructor).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConfigKeyInfo {
     pub name: String,
@@ -46,7 +47,7 @@ pub struct ConfigKeyInfo {
     pub importance: String,
     pub documentation: Option<String>,
     pub group: Option<String>,
-    pub order: i32,
+    pub order_in_group: i32,
     pub width: String,
     pub display_name: String,
     pub dependents: Vec<String>,
@@ -77,7 +78,7 @@ impl ConfigKeyInfo {
             importance: key.importance.name().to_owned(),
             documentation: key.documentation.clone(),
             group: key.group.clone(),
-            order: key.order_in_group,
+            order_in_group: key.order_in_group,
             width: key.width.name().to_owned(),
             display_name: key.display_name.clone(),
             dependents: key.dependents.clone(),

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use connect_api::config::connector::with_worker_converters;
 use connect_api::config::connector::{
     CONNECTOR_CLASS_CONFIG, EXACTLY_ONCE_SUPPORT_CONFIG, TRANSACTION_BOUNDARY_CONFIG,
 };
@@ -287,10 +288,15 @@ impl HerderHandle {
             })?;
         let instance = self.registry.create_connector(class)?;
         let plugin_type = instance.plugin_type();
-        let framework_def = match &instance {
-            ConnectorInstance::Source(_) => source_connector_config_def(),
-            ConnectorInstance::Sink(_) => sink_connector_config_def(),
-        };
+        let framework_def = with_worker_converters(
+            match &instance {
+                ConnectorInstance::Source(_) => source_connector_config_def(),
+                ConnectorInstance::Sink(_) => sink_connector_config_def(),
+            },
+            &self.config.key_converter,
+            &self.config.value_converter,
+            &self.config.header_converter,
+        );
         let framework = ConfigInfos::validate(class, &framework_def, props);
         let (own_def, own_values) = match &instance {
             ConnectorInstance::Source(c) => (c.config_def(), c.validate(props)),

@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use super::forward::{self, Forwarded};
 use super::{ApiError, RestState, body, encode_path};
 use crate::herder::HerderHandle;
-use crate::storage::{ConnectorState, ConnectorTaskId, RestartRequest, TargetState};
+use crate::storage::{ConnectorState, ConnectorTaskId, RestartRequest, TargetState, TaskStatus};
 
 pub(super) const REFRESH_TIMEOUT: Duration = Duration::from_secs(30);
 /// Worker keys (Connect's names) that turn active-topic tracking and its reset off.
@@ -129,7 +129,7 @@ fn connector_info(h: &HerderHandle, name: &str) -> Option<ConnectorInfo> {
     })
 }
 
-/// `ConnectorStateInfo`; `trace` is omitted when empty, tasks are sorted by id.
+/// `ConnectorStateInfo`; tasks are sorted by id.
 fn connector_state_info(h: &HerderHandle, name: &str) -> Option<Value> {
     let status = h.status_store.connector_status(name)?;
     let snapshot = h.config_store.snapshot();
@@ -144,28 +144,57 @@ fn connector_state_info(h: &HerderHandle, name: &str) -> Option<Value> {
         .filter(|t| t.id.task < current)
         .collect();
     tasks.sort_by_key(|t| t.id.task);
-    let state = |state: ConnectorState, worker_id: &str, trace: &Option<String>| {
-        let mut v = json!({"state": state.as_str(), "worker_id": worker_id});
-        if let Some(t) = trace.as_ref().filter(|t| !t.is_empty()) {
-            v["trace"] = json!(t);
-        }
-        v
-    };
     let tasks: Vec<Value> = tasks
         .iter()
         .filter(|t| t.state != ConnectorState::Destroyed)
-        .map(|t| {
-            let mut v = state(t.state, &t.worker_id, &t.trace);
-            v["id"] = json!(t.id.task);
-            v
-        })
+        .map(task_state)
         .collect();
+    let connector = state_object(
+        serde_json::Map::new(),
+        status.state,
+        &status.worker_id,
+        status.trace.as_deref(),
+        status.version.as_deref(),
+    );
     Some(json!({
         "name": name,
-        "connector": state(status.state, &status.worker_id, &status.trace),
+        "connector": connector,
         "tasks": tasks,
         "type": type_name(h, &config),
     }))
+}
+
+/// A connector or task state as Connect 4.4 writes it (`AbstractState`, fields in its order):
+/// `trace` and `version` are omitted when empty.
+fn state_object(
+    mut v: serde_json::Map<String, Value>,
+    state: ConnectorState,
+    worker_id: &str,
+    trace: Option<&str>,
+    version: Option<&str>,
+) -> Value {
+    v.insert("state".into(), json!(state.as_str()));
+    v.insert("worker_id".into(), json!(worker_id));
+    if let Some(t) = trace.filter(|t| !t.is_empty()) {
+        v.insert("trace".into(), json!(t));
+    }
+    if let Some(version) = version.filter(|v| !v.is_empty()) {
+        v.insert("version".into(), json!(version));
+    }
+    Value::Object(v)
+}
+
+/// `TaskState`: the task id first, then the state fields.
+fn task_state(t: &TaskStatus) -> Value {
+    let mut v = serde_json::Map::new();
+    v.insert("id".into(), json!(t.id.task));
+    state_object(
+        v,
+        t.state,
+        &t.worker_id,
+        t.trace.as_deref(),
+        t.version.as_deref(),
+    )
 }
 
 async fn list_connectors(
@@ -540,11 +569,7 @@ async fn get_task_status(
         .task_status(&id)
         .filter(|t| t.state != ConnectorState::Destroyed)
         .ok_or_else(|| not_found(format!("No status found for task {id}")))?;
-    let mut v = json!({"id": task, "state": t.state.as_str(), "worker_id": t.worker_id});
-    if let Some(trace) = t.trace.filter(|t| !t.is_empty()) {
-        v["trace"] = json!(trace);
-    }
-    Ok(Json(v))
+    Ok(Json(task_state(&t)))
 }
 
 #[derive(Debug, Deserialize, Default)]

@@ -3,14 +3,16 @@
 //!
 //! The herder decides *what* runs here; this module only knows *how*.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::num::NonZeroUsize;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Mutex};
 
 use connect_api::config::connector::{CONNECTOR_CLASS_CONFIG, TASK_CLASS_CONFIG};
 use connect_api::config::{SinkConnectorConfig, SourceConnectorConfig, TasksMax};
-use connect_api::{CancellationToken, ConfigMap, ConnectError, PluginRegistry, TaskInstance};
+use connect_api::{
+    CancellationToken, ConfigMap, ConnectError, ConnectorInstance, PluginRegistry, TaskInstance,
+};
 use rdkafka::ClientConfig;
 use rdkafka::producer::FutureProducer;
 use tokio::sync::{mpsc, watch};
@@ -37,10 +39,13 @@ use crate::storage::{
 };
 
 /// Writes connector and task states to the status topic, in the order they happen, stamped
-/// with this worker's id and the current group generation.
+/// with this worker's id, the current group generation and the version of the plugin instance
+/// this worker created (Connect 4.4's `version`; none when no instance could be created).
 pub struct StatusReporter {
     worker_id: String,
     generation: AtomicI32,
+    connector_versions: Mutex<HashMap<String, String>>,
+    task_versions: Mutex<HashMap<ConnectorTaskId, String>>,
     /// `topic.tracking.enable`: whether tasks' active topics are recorded.
     track_topics: bool,
     queue: mpsc::UnboundedSender<StatusUpdate>,
@@ -83,6 +88,8 @@ impl StatusReporter {
         Arc::new(StatusReporter {
             worker_id,
             generation: AtomicI32::new(-1),
+            connector_versions: Mutex::default(),
+            task_versions: Mutex::default(),
             track_topics,
             queue,
         })
@@ -96,13 +103,38 @@ impl StatusReporter {
         &self.worker_id
     }
 
+    /// The version later statuses of `connector` carry; `None` forgets it (no instance).
+    pub fn set_connector_version(&self, connector: &str, version: Option<String>) {
+        let mut m = self.connector_versions.lock().expect("versions lock");
+        match version {
+            Some(v) => m.insert(connector.to_owned(), v),
+            None => m.remove(connector),
+        };
+    }
+
+    /// The version later statuses of task `id` carry; `None` forgets it (no instance).
+    pub fn set_task_version(&self, id: &ConnectorTaskId, version: Option<String>) {
+        let mut m = self.task_versions.lock().expect("versions lock");
+        match version {
+            Some(v) => m.insert(id.clone(), v),
+            None => m.remove(id),
+        };
+    }
+
     fn task(&self, id: &ConnectorTaskId, state: ConnectorState, trace: Option<String>) {
+        let version = self
+            .task_versions
+            .lock()
+            .expect("versions lock")
+            .get(id)
+            .cloned();
         let _ = self.queue.send(StatusUpdate::Task(TaskStatus {
             id: id.clone(),
             state,
             trace,
             worker_id: self.worker_id.clone(),
             generation: self.generation.load(Ordering::SeqCst),
+            version,
         }));
     }
 }
@@ -138,12 +170,19 @@ impl TaskStatusListener for StatusReporter {
 
 impl ConnectorStatusListener for StatusReporter {
     fn on_connector_state(&self, connector: &str, state: ConnectorState, trace: Option<String>) {
+        let version = self
+            .connector_versions
+            .lock()
+            .expect("versions lock")
+            .get(connector)
+            .cloned();
         let _ = self.queue.send(StatusUpdate::Connector(ConnectorStatus {
             connector: connector.to_owned(),
             state,
             trace,
             worker_id: self.worker_id.clone(),
             generation: self.generation.load(Ordering::SeqCst),
+            version,
         }));
     }
 }
@@ -267,6 +306,8 @@ impl Worker {
             .cloned()
             .unwrap_or_default();
         let instance = TasksMax::parse(config).and_then(|_| self.registry.create_connector(&class));
+        self.status
+            .set_connector_version(name, instance.as_ref().ok().map(ConnectorInstance::version));
         match instance {
             Ok(instance) => {
                 let handle = ConnectorHandle::spawn(
@@ -347,6 +388,8 @@ impl Worker {
         if self.tasks.contains_key(&id) {
             return;
         }
+        // Set again by build_task once the instance exists.
+        self.status.set_task_version(&id, None);
         match self
             .build_task(&id, task_config, connector_config, target, generation)
             .await
@@ -373,6 +416,7 @@ impl Worker {
             ConnectError::config(format!("task config of {id} has no {TASK_CLASS_CONFIG}"))
         })?;
         let instance = self.registry.create_task(task_class)?;
+        self.status.set_task_version(id, Some(instance.version()));
         let cancel = CancellationToken::new();
         let (paused_tx, paused_rx) = watch::channel(target != TargetState::Started);
         let status: Arc<dyn TaskStatusListener> = self.status.clone();

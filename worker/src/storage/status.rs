@@ -39,6 +39,7 @@ pub const STATE_KEY_NAME: &str = "state";
 pub const TRACE_KEY_NAME: &str = "trace";
 pub const WORKER_ID_KEY_NAME: &str = "worker_id";
 pub const GENERATION_KEY_NAME: &str = "generation";
+pub const VERSION_KEY_NAME: &str = "version";
 pub const TOPIC_STATE_KEY: &str = "topic";
 pub const TOPIC_NAME_KEY: &str = "name";
 pub const TOPIC_CONNECTOR_KEY: &str = "connector";
@@ -57,12 +58,14 @@ pub fn topic_status_key(topic: &str, connector: &str) -> String {
     format!("{TOPIC_STATUS_PREFIX}{topic}{TOPIC_STATUS_SEPARATOR}{connector}")
 }
 
-/// `{"state":..,"trace":..|null,"worker_id":..,"generation":..}`; `None` (tombstone) for DESTROYED.
+/// `{"state":..,"trace":..|null,"worker_id":..,"generation":..,"version":..|null}`, as Connect
+/// 4.4 writes it (older workers write no `version`); `None` (tombstone) for DESTROYED.
 pub fn status_value(
     state: ConnectorState,
     trace: Option<&str>,
     worker_id: &str,
     generation: i32,
+    version: Option<&str>,
 ) -> Option<Vec<u8>> {
     if state == ConnectorState::Destroyed {
         return None;
@@ -72,6 +75,7 @@ pub fn status_value(
         TRACE_KEY_NAME: trace,
         WORKER_ID_KEY_NAME: worker_id,
         GENERATION_KEY_NAME: generation,
+        VERSION_KEY_NAME: version,
     })))
 }
 
@@ -122,6 +126,7 @@ pub struct StatusFields {
     pub trace: Option<String>,
     pub worker_id: String,
     pub generation: i32,
+    pub version: Option<String>,
 }
 
 pub fn parse_status_value(bytes: &[u8]) -> Option<StatusFields> {
@@ -134,6 +139,10 @@ pub fn parse_status_value(bytes: &[u8]) -> Option<StatusFields> {
             .map(str::to_owned),
         worker_id: v.get(WORKER_ID_KEY_NAME)?.as_str()?.to_owned(),
         generation: i32::try_from(v.get(GENERATION_KEY_NAME)?.as_i64()?).ok()?,
+        version: v
+            .get(VERSION_KEY_NAME)
+            .and_then(Value::as_str)
+            .map(str::to_owned),
     })
 }
 
@@ -189,6 +198,7 @@ impl StatusCache {
                             trace: f.trace,
                             worker_id: f.worker_id,
                             generation: f.generation,
+                            version: f.version,
                         },
                     );
                 }
@@ -216,6 +226,7 @@ impl StatusCache {
                             trace: f.trace,
                             worker_id: f.worker_id,
                             generation: f.generation,
+                            version: f.version,
                         },
                     );
                 }
@@ -350,7 +361,13 @@ impl StatusBackingStore {
 
     /// Writes a connector status (DESTROYED = tombstone).
     pub async fn put_connector_status(&self, s: &ConnectorStatus) -> Result<(), StorageError> {
-        let value = status_value(s.state, s.trace.as_deref(), &s.worker_id, s.generation);
+        let value = status_value(
+            s.state,
+            s.trace.as_deref(),
+            &s.worker_id,
+            s.generation,
+            s.version.as_deref(),
+        );
         self.send(connector_status_key(&s.connector), value).await
     }
 
@@ -377,7 +394,13 @@ impl StatusBackingStore {
 
     /// Writes a task status (DESTROYED = tombstone).
     pub async fn put_task_status(&self, s: &TaskStatus) -> Result<(), StorageError> {
-        let value = status_value(s.state, s.trace.as_deref(), &s.worker_id, s.generation);
+        let value = status_value(
+            s.state,
+            s.trace.as_deref(),
+            &s.worker_id,
+            s.generation,
+            s.version.as_deref(),
+        );
         self.send(task_status_key(&s.id), value).await
     }
 
@@ -503,14 +526,17 @@ mod tests {
     #[test]
     fn values_match_the_worked_example() {
         assert_eq!(
-            status_value(ConnectorState::Paused, None, "10.0.0.5:8083", 3).unwrap(),
-            br#"{"state":"PAUSED","trace":null,"worker_id":"10.0.0.5:8083","generation":3}"#
+            status_value(ConnectorState::Paused, None, "10.0.0.5:8083", 3, Some("4.4.0")).unwrap(),
+            br#"{"state":"PAUSED","trace":null,"worker_id":"10.0.0.5:8083","generation":3,"version":"4.4.0"}"#
         );
         assert_eq!(
-            status_value(ConnectorState::Failed, Some("boom\n\tat x"), "w:1", 4).unwrap(),
-            br#"{"state":"FAILED","trace":"boom\n\tat x","worker_id":"w:1","generation":4}"#
+            status_value(ConnectorState::Failed, Some("boom\n\tat x"), "w:1", 4, None).unwrap(),
+            br#"{"state":"FAILED","trace":"boom\n\tat x","worker_id":"w:1","generation":4,"version":null}"#
         );
-        assert_eq!(status_value(ConnectorState::Destroyed, None, "w", 1), None);
+        assert_eq!(
+            status_value(ConnectorState::Destroyed, None, "w", 1, None),
+            None
+        );
         assert_eq!(
             topic_status_value(&TopicStatus {
                 topic: "t".into(),
@@ -520,6 +546,52 @@ mod tests {
             }),
             br#"{"topic":{"name":"t","connector":"fs","task":0,"discoverTimestamp":1700000000000}}"#
         );
+    }
+
+    /// The records Apache Connect 4.4 wrote to its status topic (tests/golden/apache-4.4,
+    /// captured by tests/apache/capture-golden.sh): we read them, versions included, and write
+    /// the same fields as the same JSON.
+    #[test]
+    fn apache_status_records_round_trip() {
+        let records: Vec<Value> = serde_json::from_str(include_str!(
+            "../../../tests/golden/apache-4.4/status-topic-records.json"
+        ))
+        .unwrap();
+        let mut cache = StatusCache::default();
+        let mut with_version = 0;
+        for r in &records {
+            let key = r["key"].as_str().unwrap();
+            let value = serde_json::to_vec(&r["value"]).unwrap();
+            cache.apply(key.as_bytes(), Some(&value));
+            if key.starts_with(TOPIC_STATUS_PREFIX) {
+                continue;
+            }
+            let f = parse_status_value(&value).expect(key);
+            with_version += usize::from(f.version.is_some());
+            let ours = status_value(
+                f.state,
+                f.trace.as_deref(),
+                &f.worker_id,
+                f.generation,
+                f.version.as_deref(),
+            )
+            .unwrap();
+            assert_eq!(
+                serde_json::from_slice::<Value>(&ours).unwrap(),
+                r["value"],
+                "{key}"
+            );
+        }
+        assert!(with_version > 0, "the golden records carry versions");
+        let c = cache.connector_status("golden-src").unwrap();
+        assert_eq!(
+            (c.state, c.version.as_deref()),
+            (ConnectorState::Running, Some("4.4.0"))
+        );
+        let t = cache
+            .task_status(&ConnectorTaskId::new("golden-src", 0))
+            .unwrap();
+        assert_eq!(t.version.as_deref(), Some("4.4.0"));
     }
 
     #[test]
@@ -542,11 +614,11 @@ mod tests {
         let key = task_status_key(&ConnectorTaskId::new("c", 0));
         c.apply(
             key.as_bytes(),
-            status_value(ConnectorState::Running, None, "b", 5).as_deref(),
+            status_value(ConnectorState::Running, None, "b", 5, None).as_deref(),
         );
         c.apply(
             key.as_bytes(),
-            status_value(ConnectorState::Unassigned, None, "a", 4).as_deref(),
+            status_value(ConnectorState::Unassigned, None, "a", 4, None).as_deref(),
         );
         assert_eq!(
             c.task_status(&ConnectorTaskId::new("c", 0)).unwrap().state,
@@ -554,7 +626,7 @@ mod tests {
         );
         c.apply(
             key.as_bytes(),
-            status_value(ConnectorState::Unassigned, None, "b", 6).as_deref(),
+            status_value(ConnectorState::Unassigned, None, "b", 6, None).as_deref(),
         );
         assert_eq!(
             c.task_status(&ConnectorTaskId::new("c", 0)).unwrap().state,
@@ -584,12 +656,12 @@ mod tests {
 
     proptest! {
         #[test]
-        fn status_round_trip(state in 0usize..6, trace in proptest::option::of("\\PC{0,30}"), w in "\\PC{1,20}", g in any::<i32>()) {
+        fn status_round_trip(state in 0usize..6, trace in proptest::option::of("\\PC{0,30}"), w in "\\PC{1,20}", g in any::<i32>(), version in proptest::option::of("\\PC{1,10}")) {
             let st = [ConnectorState::Unassigned, ConnectorState::Running, ConnectorState::Paused,
                 ConnectorState::Stopped, ConnectorState::Failed, ConnectorState::Restarting][state];
-            let v = status_value(st, trace.as_deref(), &w, g).unwrap();
+            let v = status_value(st, trace.as_deref(), &w, g, version.as_deref()).unwrap();
             let f = parse_status_value(&v).unwrap();
-            prop_assert_eq!(f, StatusFields { state: st, trace, worker_id: w, generation: g });
+            prop_assert_eq!(f, StatusFields { state: st, trace, worker_id: w, generation: g, version });
         }
 
         #[test]

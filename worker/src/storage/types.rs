@@ -114,6 +114,9 @@ pub struct ConnectorStatus {
     pub worker_id: String,
     /// Group generation of the writer when it wrote this status.
     pub generation: i32,
+    /// Version of the connector plugin the writer runs (Connect 4.4's `version`); `None` when
+    /// the writer has no instance (e.g. the class failed to load) or wrote no version.
+    pub version: Option<String>,
 }
 
 /// Status of a task (`status-task-<c>-<n>`).
@@ -124,6 +127,8 @@ pub struct TaskStatus {
     pub trace: Option<String>,
     pub worker_id: String,
     pub generation: i32,
+    /// Version of the task's plugin, as for [`ConnectorStatus::version`].
+    pub version: Option<String>,
 }
 
 /// A topic a connector's task has used (`status-topic-<topic>:connector-<c>`), KIP-558.

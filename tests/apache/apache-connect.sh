@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Apache Kafka Connect 4.4 (the reference implementation) as a single distributed worker, to
+# compare its REST answers with ours. Not used by CI: tests/golden/apache-4.4/ holds what
+# capture-golden.sh recorded with it.
+#
+#   tests/apache/apache-connect.sh start   fetch jars (once), build plugins, start, wait for REST
+#   tests/apache/apache-connect.sh stop    stop the worker started by `start`
+#   tests/apache/apache-connect.sh status
+#
+# - Jars: connect-runtime, connect-json, connect-transforms, kafka-clients 4.4.0 from Maven
+#   Central (tests/apache/pom.xml, `mvn dependency:copy-dependencies`), cached in the git-ignored
+#   .local/apache-connect/lib.
+# - Plugins: Maven Central serves neither connect-file nor connect-test-plugins, so Apache's own
+#   sources of FileStream{Source,Sink}{Connector,Task} and VerifiableSource{Connector,Task}
+#   (tests/apache/plugins/, unmodified, Apache License 2.0) are compiled against those jars and
+#   put on the classpath.
+# - Worker: ConnectDistributed against $KAFKA_BOOTSTRAP_SERVERS (default 127.0.0.1:39092, the
+#   shared local cluster of deploy/kafka.sh) with a random group id and random internal topics,
+#   REST on 127.0.0.1:$APACHE_CONNECT_PORT (default 38083), logs in .local/apache-connect/run/.
+#
+# `start` prints APACHE_CONNECT_URL=... and APACHE_CONNECT_STATUS_TOPIC=... as its last lines.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+here=$root/tests/apache
+home=${APACHE_CONNECT_HOME:-$root/.local/apache-connect}
+lib=$home/lib
+classes=$home/plugin-classes
+run=$home/run
+port=${APACHE_CONNECT_PORT:-38083}
+bootstrap=${KAFKA_BOOTSTRAP_SERVERS:-127.0.0.1:39092}
+
+fetch_jars() {
+  [ -f "$lib/.complete" ] && return 0
+  command -v mvn >/dev/null || { echo "apache-connect.sh: mvn is required" >&2; exit 1; }
+  echo "apache-connect.sh: fetching Apache Kafka Connect jars into $lib" >&2
+  rm -rf "$lib"; mkdir -p "$lib"
+  mvn -q -B -f "$here/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+    -DoutputDirectory="$lib" >&2
+  touch "$lib/.complete"
+}
+
+build_plugins() {
+  rm -rf "$classes"; mkdir -p "$classes"
+  # shellcheck disable=SC2046
+  javac -nowarn -cp "$lib/*" -d "$classes" $(find "$here/plugins" -name '*.java')
+}
+
+pid() { cat "$run/pid" 2>/dev/null || true; }
+alive() { local p; p=$(pid); [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
+
+start() {
+  if alive; then echo "apache-connect.sh: already running (pid $(pid))" >&2; tail -2 "$run/env"; return 0; fi
+  command -v java >/dev/null || { echo "apache-connect.sh: java (17+) is required" >&2; exit 1; }
+  fetch_jars
+  build_plugins
+  rm -rf "$run"; mkdir -p "$run"
+  local id; id=$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')
+  cat > "$run/worker.properties" <<EOF
+bootstrap.servers=$bootstrap
+group.id=apache-golden-$id
+key.converter=org.apache.kafka.connect.json.JsonConverter
+value.converter=org.apache.kafka.connect.json.JsonConverter
+offset.storage.topic=apache-golden-$id-offsets
+offset.storage.replication.factor=1
+offset.storage.partitions=1
+config.storage.topic=apache-golden-$id-configs
+config.storage.replication.factor=1
+status.storage.topic=apache-golden-$id-status
+status.storage.replication.factor=1
+status.storage.partitions=1
+offset.flush.interval.ms=1000
+listeners=http://127.0.0.1:$port
+rest.advertised.host.name=127.0.0.1
+rest.advertised.port=$port
+scheduled.rebalance.max.delay.ms=0
+EOF
+  cat > "$run/log4j2.properties" <<EOF
+status = warn
+appender.file.type = File
+appender.file.name = FILE
+appender.file.fileName = $run/connect.log
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = FILE
+logger.kafka.name = org.apache.kafka.clients
+logger.kafka.level = WARN
+EOF
+  # The plugin classes go first: classpath plugins are discovered by scanning it.
+  nohup java -Xmx512m -cp "$classes:$lib/*" \
+    -Dlog4j2.configurationFile="$run/log4j2.properties" \
+    org.apache.kafka.connect.cli.ConnectDistributed "$run/worker.properties" \
+    > "$run/stdout.log" 2>&1 &
+  echo $! > "$run/pid"
+  local i
+  for i in $(seq 1 120); do
+    if curl -fsS "http://127.0.0.1:$port/connectors" >/dev/null 2>&1; then
+      { echo "APACHE_CONNECT_URL=http://127.0.0.1:$port"
+        echo "APACHE_CONNECT_STATUS_TOPIC=apache-golden-$id-status"; } > "$run/env"
+      cat "$run/env"
+      return 0
+    fi
+    alive || { echo "apache-connect.sh: worker exited; see $run/connect.log" >&2; tail -20 "$run/stdout.log" >&2; exit 1; }
+    sleep 1
+  done
+  echo "apache-connect.sh: REST did not answer within 120 s; see $run/connect.log" >&2
+  stop; exit 1
+}
+
+stop() {
+  local p; p=$(pid)
+  if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then
+    kill "$p"
+    local i
+    for i in $(seq 1 30); do kill -0 "$p" 2>/dev/null || break; sleep 1; done
+    kill -0 "$p" 2>/dev/null && kill -9 "$p"
+  fi
+  rm -f "$run/pid"
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  status) if alive; then echo "running (pid $(pid))"; cat "$run/env" 2>/dev/null; else echo "stopped"; fi ;;
+  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+esac
