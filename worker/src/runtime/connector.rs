@@ -65,12 +65,15 @@ impl ConnectorControl for Control {
 
     fn raise_error(&self, error: ConnectError) {
         tracing::error!(connector = %self.name, error = %error, "connector raised an error");
-        self.status.on_connector_state(
-            &self.name,
-            ConnectorState::Failed,
-            Some(super::error_trace(&error)),
-        );
+        report_failed(self.status.as_ref(), &self.name, &error);
     }
+}
+
+/// Reports the connector FAILED with `error`'s chain as the trace, and returns that trace.
+fn report_failed(status: &dyn ConnectorStatusListener, name: &str, error: &ConnectError) -> String {
+    let trace = super::error_trace(error);
+    status.on_connector_state(name, ConnectorState::Failed, Some(trace.clone()));
+    trace
 }
 
 enum Instance {
@@ -191,13 +194,7 @@ async fn run(
                     }
                     Err(e) => {
                         tracing::error!(connector = %name, error = %e, "connector failed to start");
-                        let trace = super::error_trace(&e);
-                        status.on_connector_state(
-                            &name,
-                            ConnectorState::Failed,
-                            Some(trace.clone()),
-                        );
-                        failed = Some(trace);
+                        failed = Some(report_failed(status.as_ref(), &name, &e));
                     }
                 }
             }
@@ -256,13 +253,7 @@ async fn run(
                                 Ok(r) => r,
                                 Err(e) => {
                                     tracing::error!(connector = %name, error = %e, "connector failed generating task configs");
-                                    let trace = super::error_trace(&e);
-                                    status.on_connector_state(
-                                        &name,
-                                        ConnectorState::Failed,
-                                        Some(trace.clone()),
-                                    );
-                                    failed = Some(trace);
+                                    failed = Some(report_failed(status.as_ref(), &name, &e));
                                     Err(e)
                                 }
                             }
