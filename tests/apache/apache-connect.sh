@@ -10,10 +10,12 @@
 # - Jars: connect-runtime, connect-json, connect-transforms, kafka-clients 4.4.0 from Maven
 #   Central (tests/apache/pom.xml, `mvn dependency:copy-dependencies`), cached in the git-ignored
 #   .local/apache-connect/lib.
-# - Plugins: Maven Central serves neither connect-file nor connect-test-plugins, so Apache's own
-#   sources of FileStream{Source,Sink}{Connector,Task} and VerifiableSource{Connector,Task}
-#   (tests/apache/plugins/, unmodified, Apache License 2.0) are compiled against those jars and
-#   put on the classpath.
+# - Plugins: Maven Central serves neither connect-file nor connect-test-plugins, and this
+#   repository carries none of Apache's code. Point APACHE_CONNECT_PLUGINS at a classpath
+#   (jars or class folders, `:`-separated) holding Apache Kafka 4.4's
+#   org.apache.kafka.connect.tools.VerifiableSource{Connector,Task} and
+#   org.apache.kafka.connect.file.FileStream{Source,Sink}{Connector,Task}, e.g. the
+#   connect-file and connect-test-plugins jars of your own Apache Kafka 4.4.0 build.
 # - Worker: ConnectDistributed against $KAFKA_BOOTSTRAP_SERVERS (default 127.0.0.1:39092, the
 #   shared local cluster of deploy/kafka.sh) with a random group id and random internal topics,
 #   REST on 127.0.0.1:$APACHE_CONNECT_PORT (default 38083), logs in .local/apache-connect/run/.
@@ -25,7 +27,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/tests/apache
 home=${APACHE_CONNECT_HOME:-$root/.local/apache-connect}
 lib=$home/lib
-classes=$home/plugin-classes
+classes=
 run=$home/run
 port=${APACHE_CONNECT_PORT:-38083}
 bootstrap=${KAFKA_BOOTSTRAP_SERVERS:-127.0.0.1:39092}
@@ -40,10 +42,13 @@ fetch_jars() {
   touch "$lib/.complete"
 }
 
-build_plugins() {
-  rm -rf "$classes"; mkdir -p "$classes"
-  # shellcheck disable=SC2046
-  javac -nowarn -cp "$lib/*" -d "$classes" $(find "$here/plugins" -name '*.java')
+plugins_classpath() {
+  if [ -z "${APACHE_CONNECT_PLUGINS:-}" ]; then
+    echo "apache-connect.sh: set APACHE_CONNECT_PLUGINS to a classpath with Apache Kafka 4.4's" \
+      "connect-file and connect-test-plugins classes (not on Maven Central; see this script's header)" >&2
+    exit 1
+  fi
+  classes=$APACHE_CONNECT_PLUGINS
 }
 
 pid() { cat "$run/pid" 2>/dev/null || true; }
@@ -53,7 +58,7 @@ start() {
   if alive; then echo "apache-connect.sh: already running (pid $(pid))" >&2; tail -2 "$run/env"; return 0; fi
   command -v java >/dev/null || { echo "apache-connect.sh: java (17+) is required" >&2; exit 1; }
   fetch_jars
-  build_plugins
+  plugins_classpath
   rm -rf "$run"; mkdir -p "$run"
   local id; id=$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')
   cat > "$run/worker.properties" <<EOF
