@@ -47,8 +47,13 @@ use tokio::sync::oneshot;
 
 use super::StorageError;
 
-/// How long one metadata or watermark request may take before the operation fails.
-const METADATA_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long fetching a topic's end offsets may keep retrying before it fails (Java's
+/// `default.api.timeout.ms`): a broker restart can leave partitions without a known leader
+/// for longer than one request's timeout.
+const END_OFFSETS_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long one metadata or watermark request may take; a failed one is retried (after a
+/// metadata refresh) until [`END_OFFSETS_TIMEOUT`].
+const METADATA_TIMEOUT: Duration = Duration::from_secs(5);
 /// Poll interval of the consumer thread; bounds the latency of a read-to-end request.
 const POLL_INTERVAL: Duration = Duration::from_millis(20);
 const RETRY_BACKOFF: Duration = Duration::from_millis(100);
@@ -380,12 +385,15 @@ impl Tailer {
         for p in &self.partitions {
             // Leadership moves (e.g. right after topic creation or a broker restart) answer
             // retriable errors; retry them until the deadline like Java's admin client does.
-            let deadline = std::time::Instant::now() + METADATA_TIMEOUT;
+            let deadline = std::time::Instant::now() + END_OFFSETS_TIMEOUT;
             let high = loop {
                 match client.fetch_watermarks(&self.topic, *p, METADATA_TIMEOUT) {
                     Ok((_low, high)) => break high,
                     Err(e) if std::time::Instant::now() < deadline => {
                         tracing::debug!(topic = %self.topic, partition = p, error = %e, "retrying end offset fetch");
+                        // A cached "unknown partition" is only left behind by a fresh metadata
+                        // answer (a broker restart moves leaders away and back).
+                        let _ = client.fetch_metadata(Some(&self.topic), METADATA_TIMEOUT);
                         std::thread::sleep(RETRY_BACKOFF);
                     }
                     Err(e) => {
