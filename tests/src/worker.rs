@@ -337,6 +337,18 @@ impl WorkerProc {
 
 impl Drop for WorkerProc {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            // A failing test shows what each of its workers last logged (CI keeps no files).
+            let log = self.log_text();
+            let lines: Vec<&str> = log.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(60)..];
+            eprintln!(
+                "---- last {} log lines of the worker on port {} ----\n{}",
+                tail.len(),
+                self.port,
+                tail.join("\n")
+            );
+        }
         if let Some(mut c) = self.child.take() {
             self.signal("CONT");
             let _ = c.kill();

@@ -96,6 +96,15 @@ async fn upsert_sink_table_is_last_value_per_key_after_crashes_and_replay() {
     // A crash mid-run: the other worker takes the tasks over and replays uncommitted records.
     w1.kill9();
     kafka::produce(&topic, records[half..].iter().cloned()).await;
+    // The survivor notices the death (session timeout), leads, and owns every task. Without
+    // this wait the table can already be complete (the survivor's consumers may hold every
+    // partition) while the survivor still forwards leader-only requests to the dead worker.
+    eventually(
+        Duration::from_secs(60),
+        "the surviving worker leads",
+        || async { (w2.is_leader() == Some(true)).then_some(()) },
+    )
+    .await;
     eventually(
         Duration::from_secs(120),
         "table = last value per key",
