@@ -6,6 +6,7 @@
 //! - [`herder`]: the distributed herder: assignments + config changes -> running work
 //! - [`runtime`]: connector and task instances: the source and sink task runners
 //! - [`rest`]: the REST API (axum), one module per resource
+//! - [`security`]: TLS and SASL settings of the Kafka connections, as plain values
 //! - [`verify`]: `connect-worker verify`, the exactly-once checker for the verifiable source
 //! - [`version`]: what `GET /` reports
 //!
@@ -17,6 +18,7 @@ pub mod config;
 pub mod herder;
 pub mod rest;
 pub mod runtime;
+pub mod security;
 pub mod storage;
 pub mod verify;
 pub mod version;
