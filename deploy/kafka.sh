@@ -6,6 +6,9 @@
 #   deploy/kafka.sh status [--nodes N]
 #   deploy/kafka.sh reset [--nodes N] stop it and delete its data
 #   deploy/kafka.sh kill-node I [--nodes N]   SIGKILL node I (broker-failure tests; `up` restarts it)
+#   deploy/kafka.sh tool CLASS [ARGS...]      run one of Kafka's own tools from the same jars, e.g.
+#       deploy/kafka.sh tool org.apache.kafka.tools.ConsoleProducer --bootstrap-server 127.0.0.1:39092 \
+#         --topic t --compression-codec zstd < lines.txt
 #
 # The broker jars come from Maven Central (deploy/kafka/pom.xml, `mvn dependency:copy-dependencies`)
 # and are cached in .local/kafka/jars-<version>. Each cluster size has its own data, logs and
@@ -29,6 +32,8 @@ heap=${KAFKA_HEAP:-512m}
 cmd=${1:-}; shift || true
 node_arg=""
 if [ "$cmd" = kill-node ]; then node_arg=${1:?kill-node needs a node number}; shift; fi
+tool_args=()
+if [ "$cmd" = tool ]; then tool_args=("$@"); set --; fi
 nodes=1
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -198,5 +203,9 @@ case "$cmd" in
     [ -n "$p" ] && kill -9 "$p" 2>/dev/null || true
     rm -f "$cluster/node-$node_arg/pid"
     echo "kafka.sh: killed node $node_arg of the $nodes-node cluster" >&2 ;;
-  *) echo "usage: deploy/kafka.sh up|down|status|reset|kill-node I [--nodes N]" >&2; exit 2 ;;
+  tool)
+    [ ${#tool_args[@]} -gt 0 ] || { echo "usage: deploy/kafka.sh tool CLASS [ARGS...]" >&2; exit 2; }
+    fetch_jars
+    exec java -Xmx256m -cp "$jars/*" -Dlog4j2.level=warn "${tool_args[@]}" ;;
+  *) echo "usage: deploy/kafka.sh up|down|status|reset|kill-node I [--nodes N] | tool CLASS [ARGS...]" >&2; exit 2 ;;
 esac

@@ -26,6 +26,7 @@ fi
 kafka_out=$(deploy/kafka.sh up)
 echo "${kafka_out##*$'\n'}"
 
+deploy/build-deps.sh
 echo "quickstart: building connect-worker (release; the first build takes a few minutes)" >&2
 cargo build --release -p connect-worker
 mkdir -p "$home"

@@ -8,6 +8,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
+"$root/deploy/build-deps.sh"
+
 started=()
 cleanup() {
   local s

@@ -149,10 +149,14 @@ pub fn read_until(
 }
 
 /// Produces records (key, value) to `topic` and waits for every acknowledgement.
+/// Keyed records land where Java's default partitioner puts them (murmur2 of the key), as the
+/// worker's own producers do: a test record and a worker record of one key share a partition,
+/// so their order is defined (an offsets-topic record and the worker's tombstone for it).
 pub async fn produce(topic: &str, records: impl Iterator<Item = (Option<String>, Option<String>)>) {
     use rdkafka::producer::{FutureProducer, FutureRecord};
     let producer: FutureProducer = client_config()
         .set("acks", "all")
+        .set("partitioner", "murmur2_random")
         .create()
         .expect("producer config");
     let mut pending = Vec::new();
@@ -308,4 +312,89 @@ pub fn committed_total(group: &str, topic: &str, partitions: i32) -> i64 {
         .filter_map(|e| e.offset().to_raw())
         .filter(|o| *o >= 0)
         .sum()
+}
+
+/// The checkout's `deploy/kafka.sh`.
+fn kafka_sh() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .join("deploy/kafka.sh")
+}
+
+/// Runs one of Apache Kafka's own tools (`deploy/kafka.sh tool CLASS ARGS...`) with `stdin`;
+/// panics with its output unless it succeeds. Returns its stdout.
+pub fn kafka_tool(args: &[&str], stdin: &str) -> String {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(kafka_sh())
+        .arg("tool")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("deploy/kafka.sh tool");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "kafka tool {args:?} failed: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// The compression codec of every record batch of `topic`'s partition 0, read from the broker's
+/// log with Kafka's `DumpLogSegments`. Needs the single-node cluster of this checkout's
+/// `deploy/kafka.sh up` (its data directory is read directly).
+pub fn batch_codecs(topic: &str) -> Vec<String> {
+    let home = std::env::var("KAFKA_HOME_DIR").map_or_else(
+        |_| {
+            kafka_sh()
+                .parent()
+                .unwrap()
+                .parent()
+                .unwrap()
+                .join(".local/kafka")
+        },
+        std::path::PathBuf::from,
+    );
+    let props = std::fs::read_to_string(home.join("cluster-n1/node-1/server.properties"))
+        .expect("the single-node cluster of deploy/kafka.sh up (server.properties)");
+    let data = props
+        .lines()
+        .find_map(|l| l.strip_prefix("log.dirs="))
+        .expect("log.dirs in server.properties");
+    let dir = std::path::Path::new(data).join(format!("{topic}-0"));
+    let mut segments: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    segments.sort();
+    let files: Vec<String> = segments.iter().map(|p| p.display().to_string()).collect();
+    let out = kafka_tool(
+        &[
+            "org.apache.kafka.tools.DumpLogSegments",
+            "--files",
+            &files.join(","),
+        ],
+        "",
+    );
+    out.lines()
+        .filter_map(|l| l.split("compresscodec: ").nth(1))
+        .map(|rest| {
+            rest.split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect()
 }

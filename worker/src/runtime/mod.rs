@@ -13,6 +13,7 @@
 //! [`SourceOffsetBackend`]; the herder implements both on the status and offset stores.
 
 pub mod connector;
+pub mod consumer_errors;
 pub mod convert;
 pub mod errors;
 pub mod exactly_once;

@@ -45,13 +45,13 @@ use connect_api::{
     TopicPartition,
 };
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, RebalanceProtocol};
-use rdkafka::error::KafkaError;
 use rdkafka::message::{BorrowedMessage, Headers as _, Message};
-use rdkafka::types::{RDKafkaErrorCode, RDKafkaRespErr};
+use rdkafka::types::RDKafkaRespErr;
 use rdkafka::{ClientConfig, ClientContext, Offset, TopicPartitionList};
 use tokio::runtime::Handle;
 use tokio::sync::watch;
 
+use super::consumer_errors::{ConsumerErrorAction, classify};
 use super::convert::{RecordConverters, conversion_error};
 use super::errors::{ErrorHandler, RawRecord, SinkErrantRecordReporter, Stage};
 use super::topics::ActiveTopics;
@@ -65,15 +65,6 @@ const POLL_TIMEOUT: Duration = Duration::from_millis(100);
 pub const AUTO_OFFSET_RESET: &str = "auto.offset.reset";
 /// Connect's sink default for it (a configured value wins).
 pub const DEFAULT_AUTO_OFFSET_RESET: &str = "earliest";
-
-/// librdkafka's error for a partition with no usable offset under `auto.offset.reset=error`.
-fn is_undefined_offset(e: &KafkaError) -> bool {
-    matches!(
-        e,
-        KafkaError::MessageConsumption(RDKafkaErrorCode::AutoOffsetReset)
-            | KafkaError::MessageConsumptionFatal(RDKafkaErrorCode::AutoOffsetReset)
-    )
-}
 
 /// Everything the runner needs besides the task itself.
 pub struct SinkTaskRun {
@@ -530,7 +521,7 @@ fn poll_batch(
     while raws.len() < run.max_poll_records {
         match consumer.poll(timeout) {
             None => break,
-            Some(Err(e)) if is_undefined_offset(&e) => {
+            Some(Err(e)) if classify(&e) == ConsumerErrorAction::UndefinedOffset => {
                 // `auto.offset.reset=none`: Java's consumer throws NoOffsetForPartitionException
                 // (or OffsetOutOfRangeException) from poll, which fails the task.
                 let assigned = shared.control.lock().assignment.clone();
@@ -544,6 +535,12 @@ fn poll_batch(
                         .map(|tp| format!("{}-{}", tp.topic, tp.partition))
                         .collect::<Vec<_>>()
                         .join(", ")
+                )));
+            }
+            Some(Err(e)) if classify(&e) == ConsumerErrorAction::Fail => {
+                return Err(ConnectError::fatal(format!(
+                    "The consumer of task {} cannot get past an error: {e}",
+                    run.id
                 )));
             }
             Some(Err(e)) => {
