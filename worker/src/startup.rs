@@ -6,9 +6,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rdkafka::admin::AdminClient;
-use rdkafka::client::ClientContext;
+use rdkafka::client::{ClientContext, DefaultClientContext};
+use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::producer::{BaseProducer, DeliveryResult, Producer, ProducerContext};
 
 use crate::config::clients::ClientKind;
 use crate::config::{ClientScope, WorkerConfig};
@@ -33,30 +34,58 @@ impl SecurityFailureContext {
     }
 }
 
-impl ClientContext for SecurityFailureContext {
-    fn error(&self, error: KafkaError, reason: &str) {
-        tracing::error!(error = %error, reason, "librdkafka error");
-        if let Some(message) = security_failure(error.rdkafka_error_code(), reason) {
+impl SecurityFailureContext {
+    fn keep(&self, code: Option<RDKafkaErrorCode>, reason: &str) {
+        if let Some(message) = security_failure(code, reason) {
             let mut f = self.failure.lock().unwrap_or_else(|p| p.into_inner());
             f.get_or_insert(message);
         }
     }
 }
 
+impl ClientContext for SecurityFailureContext {
+    // librdkafka logs a failed connection at once; its error event may come many seconds later.
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
+        if matches!(
+            level,
+            RDKafkaLogLevel::Emerg
+                | RDKafkaLogLevel::Alert
+                | RDKafkaLogLevel::Critical
+                | RDKafkaLogLevel::Error
+        ) {
+            self.keep(None, log_message);
+        }
+        DefaultClientContext.log(level, fac, log_message);
+    }
+
+    fn error(&self, error: KafkaError, reason: &str) {
+        self.keep(error.rdkafka_error_code(), reason);
+        DefaultClientContext.error(error, reason);
+    }
+}
+
+impl ProducerContext for SecurityFailureContext {
+    type DeliveryOpaque = ();
+
+    fn delivery(&self, _: &DeliveryResult<'_>, _: Self::DeliveryOpaque) {}
+}
+
 /// The start-up error for a librdkafka error that retrying cannot fix, with a hint naming the
 /// keys to check; `None` for the others (a broker still starting, a refused connection).
 pub fn security_failure(code: Option<RDKafkaErrorCode>, reason: &str) -> Option<String> {
-    let hint = match code {
-        Some(RDKafkaErrorCode::Authentication) => {
-            "check sasl.mechanism and the credentials of sasl.jaas.config"
-        }
-        Some(RDKafkaErrorCode::SSL) => {
-            "check ssl.truststore.* (the CA that signed the brokers' certificates), ssl.keystore.*, ssl.endpoint.identification.algorithm and that the listener speaks TLS (security.protocol)"
-        }
-        _ if reason.contains("incorrect security.protocol") => {
-            "check that security.protocol matches the listener at bootstrap.servers"
-        }
-        _ => return None,
+    let hint = if reason.contains("incorrect security.protocol")
+        || reason.contains("PLAINTEXT broker listener")
+    {
+        "check that security.protocol matches the listener at bootstrap.servers"
+    } else if code == Some(RDKafkaErrorCode::Authentication)
+        || reason.contains("SASL authentication error")
+        || reason.contains("Authentication failed")
+    {
+        "check sasl.mechanism and the credentials of sasl.jaas.config"
+    } else if code == Some(RDKafkaErrorCode::SSL) || reason.contains("SSL handshake failed") {
+        "check ssl.truststore.* (the CA that signed the brokers' certificates), ssl.keystore.* and ssl.endpoint.identification.algorithm"
+    } else {
+        return None;
     };
     Some(format!("{reason} ({hint})"))
 }
@@ -64,17 +93,21 @@ pub fn security_failure(code: Option<RDKafkaErrorCode>, reason: &str) -> Option<
 /// Reads the cluster id with a metadata request; retries for a while so the worker can start
 /// together with its brokers, but fails at once on an authentication or TLS failure.
 pub async fn fetch_cluster_id(config: &WorkerConfig) -> anyhow::Result<String> {
-    let context = SecurityFailureContext::default();
-    let admin: AdminClient<SecurityFailureContext> = config
+    // A producer: its poll serves librdkafka's error events (an admin client's does not).
+    let client: BaseProducer<SecurityFailureContext> = config
         .kafka_client(ClientScope::Worker(ClientKind::Admin))?
-        .create_with_context(context)?;
-    let admin = Arc::new(admin);
+        .create_with_context(SecurityFailureContext::default())?;
+    let client = Arc::new(client);
     for attempt in 1..=ATTEMPTS {
-        let a = admin.clone();
+        let c = client.clone();
         // librdkafka blocks the calling thread; keep it off the executor.
-        let id = tokio::task::spawn_blocking(move || a.inner().fetch_cluster_id(ATTEMPT_TIMEOUT))
-            .await?;
-        if let Some(failure) = admin.inner().context().failure() {
+        let (id, failure) = tokio::task::spawn_blocking(move || {
+            let id = c.client().fetch_cluster_id(ATTEMPT_TIMEOUT);
+            c.poll(Duration::ZERO);
+            (id, c.context().failure())
+        })
+        .await?;
+        if let Some(failure) = failure {
             anyhow::bail!("Kafka refused this worker's connection: {failure}");
         }
         if let Some(id) = id {
@@ -87,7 +120,7 @@ pub async fn fetch_cluster_id(config: &WorkerConfig) -> anyhow::Result<String> {
     }
     anyhow::bail!(
         "no answer to metadata requests within {} seconds",
-        ATTEMPTS as u64 * ATTEMPT_TIMEOUT.as_secs()
+        u64::from(ATTEMPTS) * ATTEMPT_TIMEOUT.as_secs()
     )
 }
 
