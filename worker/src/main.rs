@@ -42,6 +42,9 @@ enum Command {
     Verify {
         #[arg(long)]
         bootstrap_servers: String,
+        /// A properties file of Java client keys (security.protocol, sasl.*, ssl.*...).
+        #[arg(long)]
+        command_config: Option<PathBuf>,
         #[arg(long)]
         topic: String,
         /// The number of tasks expected.
@@ -57,12 +60,15 @@ enum Command {
 #[allow(clippy::print_stdout)]
 fn run_verify(
     bootstrap: &str,
+    command_config: Option<&std::path::Path>,
     topic: &str,
     tasks: Option<usize>,
     timeout: Duration,
 ) -> anyhow::Result<bool> {
-    let report = connect_worker::verify::verify_topic(bootstrap, topic, timeout)
+    let client = connect_worker::verify::verify_client(bootstrap, command_config)
         .map_err(anyhow::Error::msg)?;
+    let report =
+        connect_worker::verify::verify_topic(client, topic, timeout).map_err(anyhow::Error::msg)?;
     for (task, c) in &report.tasks {
         println!(
             "task {task}: records={} distinct={} duplicates={} gaps={} max_seqno={}",
@@ -99,6 +105,7 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     if let Some(Command::Verify {
         bootstrap_servers,
+        command_config,
         topic,
         tasks,
         timeout_secs,
@@ -107,6 +114,7 @@ async fn main() -> anyhow::Result<()> {
         let exact = tokio::task::spawn_blocking(move || {
             run_verify(
                 &bootstrap_servers,
+                command_config.as_deref(),
                 &topic,
                 tasks,
                 Duration::from_secs(timeout_secs),
