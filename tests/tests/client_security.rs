@@ -129,6 +129,28 @@ async fn a_worker_with_a_pkcs12_client_certificate_creates_its_internal_topics_o
     internal_topics_exist(&spec, &w).await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_on_oauthbearer_with_an_unsecured_token_and_inline_ca_creates_its_internal_topics()
+{
+    let s = secure();
+    let ca = std::fs::read_to_string(&s["KAFKA_SECURE_CA"]).unwrap();
+    let spec = ClusterSpec::new("sec-oauth")
+        .set("bootstrap.servers", &s["KAFKA_SECURE_SASL_SSL"])
+        .set("security.protocol", "SASL_SSL")
+        .set("sasl.mechanism", "OAUTHBEARER")
+        .set(
+            "sasl.jaas.config",
+            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub=\"connect\";",
+        )
+        // Java's inline PEM: one line in a properties file.
+        .set(
+            "ssl.truststore.certificates",
+            &ca.trim().replace('\n', "\\n"),
+        );
+    let w = WorkerProc::spawn(&spec, free_port());
+    internal_topics_exist(&spec, &w).await;
+}
+
 /// Runs a worker with `spec` to its exit; returns its stderr and stdout.
 async fn run_to_exit(spec: &ClusterSpec) -> String {
     let props = spec.dir.join("w.properties");
