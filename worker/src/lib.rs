@@ -19,6 +19,7 @@ pub mod herder;
 pub mod rest;
 pub mod runtime;
 pub mod security;
+pub mod startup;
 pub mod storage;
 pub mod verify;
 pub mod version;

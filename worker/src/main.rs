@@ -11,13 +11,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
-use rdkafka::ClientConfig;
-use rdkafka::admin::AdminClient;
-use rdkafka::client::DefaultClientContext;
 use tokio::sync::{RwLock, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use connect_worker::config::{ExactlyOnceSourceSupport, WorkerConfig};
+use connect_worker::config::{ClientScope, ExactlyOnceSourceSupport, WorkerConfig};
 use connect_worker::herder::stage::STAGE_READING_INTERNAL_TOPICS;
 use connect_worker::herder::{Herder, HerderHandle, HerderParts, HerderView, WorkerStage};
 use connect_worker::rest::{self, RestState};
@@ -45,6 +42,9 @@ enum Command {
     Verify {
         #[arg(long)]
         bootstrap_servers: String,
+        /// A properties file of Java client keys (security.protocol, sasl.*, ssl.*...).
+        #[arg(long)]
+        command_config: Option<PathBuf>,
         #[arg(long)]
         topic: String,
         /// The number of tasks expected.
@@ -60,12 +60,15 @@ enum Command {
 #[allow(clippy::print_stdout)]
 fn run_verify(
     bootstrap: &str,
+    command_config: Option<&std::path::Path>,
     topic: &str,
     tasks: Option<usize>,
     timeout: Duration,
 ) -> anyhow::Result<bool> {
-    let report = connect_worker::verify::verify_topic(bootstrap, topic, timeout)
+    let client = connect_worker::verify::verify_client(bootstrap, command_config)
         .map_err(anyhow::Error::msg)?;
+    let report =
+        connect_worker::verify::verify_topic(client, topic, timeout).map_err(anyhow::Error::msg)?;
     for (task, c) in &report.tasks {
         println!(
             "task {task}: records={} distinct={} duplicates={} gaps={} max_seqno={}",
@@ -102,6 +105,7 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     if let Some(Command::Verify {
         bootstrap_servers,
+        command_config,
         topic,
         tasks,
         timeout_secs,
@@ -110,6 +114,7 @@ async fn main() -> anyhow::Result<()> {
         let exact = tokio::task::spawn_blocking(move || {
             run_verify(
                 &bootstrap_servers,
+                command_config.as_deref(),
                 &topic,
                 tasks,
                 Duration::from_secs(timeout_secs),
@@ -132,7 +137,7 @@ async fn main() -> anyhow::Result<()> {
         }
     });
 
-    let kafka_cluster_id = fetch_cluster_id(&config)
+    let kafka_cluster_id = connect_worker::startup::fetch_cluster_id(&config)
         .await
         .with_context(|| format!("failed to reach Kafka at {}", config.bootstrap_servers))?;
     tracing::info!(kafka_cluster_id = %kafka_cluster_id, "connected to Kafka");
@@ -249,8 +254,8 @@ async fn start_stores(
     Arc<StatusBackingStore>,
 )> {
     let eos_enabled = config.exactly_once_source_support == ExactlyOnceSourceSupport::Enabled;
-    let mut client = ClientConfig::new();
-    client.set("bootstrap.servers", &config.bootstrap_servers);
+    // The internal-topic clients take the top-level keys only, as Connect's KafkaBasedLog.
+    let client = config.kafka_client(ClientScope::Internal)?;
     let config_store = Arc::new(
         ConfigBackingStore::start(ConfigStoreSettings {
             topic: TopicSettings::new(
@@ -305,34 +310,6 @@ fn hostname() -> String {
         .ok()
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "localhost".to_owned())
-}
-
-/// Reads the cluster id with a metadata request; retries for a while so the worker can start
-/// together with its brokers.
-async fn fetch_cluster_id(config: &WorkerConfig) -> anyhow::Result<String> {
-    let mut client_config = ClientConfig::new();
-    client_config.set("bootstrap.servers", &config.bootstrap_servers);
-    for (k, v) in config.admin_client_overrides() {
-        client_config.set(k, v);
-    }
-    let admin: AdminClient<DefaultClientContext> = client_config.create()?;
-    let admin = Arc::new(admin);
-    for attempt in 1..=15 {
-        let admin = admin.clone();
-        // librdkafka blocks the calling thread; keep it off the executor.
-        let id = tokio::task::spawn_blocking(move || {
-            admin.inner().fetch_cluster_id(Duration::from_secs(2))
-        })
-        .await?;
-        if let Some(id) = id {
-            return Ok(id);
-        }
-        tracing::warn!(
-            attempt,
-            "Kafka did not answer the metadata request yet; retrying"
-        );
-    }
-    anyhow::bail!("no answer to metadata requests within 30 seconds")
 }
 
 async fn shutdown_signal() {

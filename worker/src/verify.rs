@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use crate::config::clients::{ClientKind, ClientSettings};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Message;
 use rdkafka::{ClientConfig, Offset, TopicPartitionList};
@@ -78,10 +79,46 @@ pub fn tally(pairs: impl IntoIterator<Item = Option<(i64, i64)>>) -> Report {
     report
 }
 
+/// The client of `verify`: `bootstrap` and the Java client keys of a `--command-config` file
+/// (security keys included), translated as a worker's `consumer.*` keys are.
+pub fn verify_client(
+    bootstrap: &str,
+    command_config: Option<&std::path::Path>,
+) -> Result<ClientConfig, String> {
+    let props = match command_config {
+        Some(path) => crate::config::properties::parse(
+            &std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?,
+        ),
+        None => BTreeMap::new(),
+    };
+    let settings = ClientSettings::translate(
+        ClientKind::Consumer,
+        "",
+        props.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+    )
+    .and_then(|s| {
+        let mut c = ClientConfig::new();
+        c.set("bootstrap.servers", bootstrap);
+        s.apply(&mut c).map(|()| c)
+    });
+    settings.map_err(|errors| {
+        errors
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
+    })
+}
+
 /// Reads `topic` to its end with `read_committed` and tallies it.
-pub fn verify_topic(bootstrap: &str, topic: &str, timeout: Duration) -> Result<Report, String> {
-    let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
+/// `client` holds `bootstrap.servers` and any security settings.
+pub fn verify_topic(
+    client: ClientConfig,
+    topic: &str,
+    timeout: Duration,
+) -> Result<Report, String> {
+    let mut client = client;
+    let consumer: BaseConsumer = client
         .set("group.id", format!("connect-verify-{}", std::process::id()))
         .set("enable.auto.commit", "false")
         .set("isolation.level", "read_committed")
@@ -132,6 +169,30 @@ pub fn verify_topic(bootstrap: &str, topic: &str, timeout: Duration) -> Result<R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_command_config_secures_the_verify_client_with_java_keys() {
+        let dir = std::env::temp_dir().join(format!("verify-cc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("client.properties");
+        std::fs::write(
+            &file,
+            "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n\
+             sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\"p\";\n",
+        )
+        .unwrap();
+        let c = verify_client("b:1", Some(&file)).unwrap();
+        assert_eq!(c.get("bootstrap.servers"), Some("b:1"));
+        assert_eq!(c.get("security.protocol"), Some("SASL_PLAINTEXT"));
+        assert_eq!(c.get("sasl.username"), Some("u"));
+        std::fs::write(&file, "sasl.mechanism=GSSAPI\nsecurity.protocol=SASL_SSL\n").unwrap();
+        let e = verify_client("b:1", Some(&file)).unwrap_err();
+        assert!(e.contains("configuration sasl.mechanism"), "{e}");
+        assert_eq!(
+            verify_client("b:1", None).unwrap().get("security.protocol"),
+            Some("PLAINTEXT")
+        );
+    }
 
     #[test]
     fn counts_gaps_and_duplicates() {

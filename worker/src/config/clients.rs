@@ -6,7 +6,9 @@
 //! through [`ClientSettings::translate`], which decides per key, from the one table below:
 //!
 //! ```text
-//!  Java key ──> in TABLE? ── Rename ───────> librdkafka key (value converted if needed)
+//!  Java key ──> security key? ──> read with the others into KafkaSecurity (config::security)
+//!      │                          when the client is built, then written as librdkafka keys
+//!      └──────> in TABLE? ── Rename ───────> librdkafka key (value converted if needed)
 //!                   │        Runtime ──────> a runtime setting (max.poll.records -> sink batch)
 //!                   │        Ignored ──────> accepted, one warning (JVM-only: serializers...)
 //!                   │        Unsupported ──> validation error on that key
@@ -22,6 +24,8 @@ use std::sync::{Mutex, OnceLock};
 
 use rdkafka::ClientConfig;
 use rdkafka::error::KafkaError;
+
+use super::security::{self, Resolved, Written};
 
 /// The Java client a set of keys configures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,14 +45,8 @@ enum Convert {
     MinusOneToZero,
     /// `auto.offset.reset=none` is librdkafka's `error`; Java's other values only are accepted.
     OffsetReset,
-    /// An empty `ssl.endpoint.identification.algorithm` disables it (`none`).
-    EndpointIdentification,
     /// Java assignor class names to librdkafka's strategy names.
     AssignmentStrategy,
-    /// `PlainLoginModule`/`ScramLoginModule` `sasl.jaas.config` to `sasl.username`/`sasl.password`.
-    JaasConfig,
-    /// librdkafka's keystore is PKCS#12: that type is implied, others cannot be read.
-    KeystoreType,
 }
 
 /// What the runtime reads itself instead of passing to librdkafka.
@@ -104,35 +102,8 @@ const TABLE: &[(&str, Rule)] = &[
         Rule::Rename("auto.offset.reset", Convert::OffsetReset),
     ),
     (
-        "ssl.endpoint.identification.algorithm",
-        Rule::Rename(
-            "ssl.endpoint.identification.algorithm",
-            Convert::EndpointIdentification,
-        ),
-    ),
-    (
         "partition.assignment.strategy",
         Rule::Rename("partition.assignment.strategy", Convert::AssignmentStrategy),
-    ),
-    (
-        "sasl.jaas.config",
-        Rule::Rename("sasl.username", Convert::JaasConfig),
-    ),
-    (
-        "ssl.keystore.type",
-        Rule::Rename("ssl.keystore.type", Convert::KeystoreType),
-    ),
-    (
-        "ssl.truststore.certificates",
-        Rule::Rename("ssl.ca.pem", Convert::Same),
-    ),
-    (
-        "ssl.keystore.key",
-        Rule::Rename("ssl.key.pem", Convert::Same),
-    ),
-    (
-        "ssl.keystore.certificate.chain",
-        Rule::Rename("ssl.certificate.pem", Convert::Same),
     ),
     // Connect hands converters' bytes to its clients: (de)serializers are never used.
     ("key.serializer", Rule::Ignored),
@@ -164,24 +135,6 @@ const TABLE: &[(&str, Rule)] = &[
     ("ssl.keymanager.algorithm", Rule::Ignored),
     ("ssl.trustmanager.algorithm", Rule::Ignored),
     ("ssl.secure.random.implementation", Rule::Ignored),
-    (
-        "ssl.truststore.location",
-        Rule::Unsupported(
-            "Java truststores cannot be read here; give the CA certificates as PEM with ssl.ca.location, or inline with ssl.truststore.certificates",
-        ),
-    ),
-    (
-        "ssl.truststore.type",
-        Rule::Unsupported(
-            "Java truststores cannot be read here; give the CA certificates as PEM with ssl.ca.location, or inline with ssl.truststore.certificates",
-        ),
-    ),
-    (
-        "ssl.truststore.password",
-        Rule::Unsupported(
-            "Java truststores cannot be read here; give the CA certificates as PEM with ssl.ca.location, or inline with ssl.truststore.certificates",
-        ),
-    ),
     (
         "ssl.engine.factory.class",
         Rule::Unsupported(NO_JAVA_CLASSES),
@@ -220,6 +173,9 @@ pub struct ClientSettings {
     pub librdkafka: BTreeMap<String, String>,
     /// `max.poll.records` (consumers only).
     pub max_poll_records: Option<NonZeroUsize>,
+    /// `security.protocol`, `sasl.*` and `ssl.*` keys (see [`security::is_resolved`]), as
+    /// written: resolved together when a client is built, since they depend on each other.
+    pub security: BTreeMap<String, Written>,
 }
 
 impl ClientSettings {
@@ -243,6 +199,16 @@ impl ClientSettings {
                 },
                 reason,
             };
+            if security::is_resolved(key) {
+                out.security.insert(
+                    key.to_owned(),
+                    Written {
+                        key: format!("{prefix}{key}"),
+                        value: value.to_owned(),
+                    },
+                );
+                continue;
+            }
             match rule(key) {
                 None => match check_librdkafka(key, value) {
                     Ok(()) => {
@@ -288,10 +254,39 @@ impl ClientSettings {
         }
     }
 
-    /// Sets the librdkafka keys on `c` (after the caller's defaults, before its forced keys).
-    pub fn apply(&self, c: &mut ClientConfig) {
+    /// Sets the librdkafka keys on `c` (after the caller's defaults, before its forced keys),
+    /// the security keys resolved (files read) now.
+    pub fn apply(&self, c: &mut ClientConfig) -> Result<(), Vec<ClientKeyError>> {
+        let resolved = self.resolve()?;
         for (k, v) in &self.librdkafka {
             c.set(k, v);
+        }
+        for (k, v) in security::librdkafka_keys(&resolved.security) {
+            c.set(k, v);
+        }
+        Ok(())
+    }
+
+    /// The security these settings give a client. A prefixed key its protocol does not use
+    /// (`producer.sasl.jaas.config` with `producer.security.protocol=SSL`) is an error; unused
+    /// top-level keys are returned, since another client may use them (checked once for the
+    /// worker).
+    pub fn resolve(&self) -> Result<Resolved, Vec<ClientKeyError>> {
+        let resolved = security::resolve(&self.security)?;
+        let protocol_key = self
+            .security
+            .get(security::SECURITY_PROTOCOL)
+            .map_or(security::SECURITY_PROTOCOL, |w| w.key.as_str());
+        let errors: Vec<ClientKeyError> = resolved
+            .unused
+            .iter()
+            .filter(|w| !security::is_resolved(&w.key))
+            .map(|w| security::unused_error(w, protocol_key, resolved.security.protocol))
+            .collect();
+        if errors.is_empty() {
+            Ok(resolved)
+        } else {
+            Err(errors)
         }
     }
 
@@ -299,9 +294,12 @@ impl ClientSettings {
     pub fn merged(&self, other: &ClientSettings) -> ClientSettings {
         let mut librdkafka = self.librdkafka.clone();
         librdkafka.extend(other.librdkafka.clone());
+        let mut security = self.security.clone();
+        security.extend(other.security.clone());
         ClientSettings {
             librdkafka,
             max_poll_records: other.max_poll_records.or(self.max_poll_records),
+            security,
         }
     }
 }
@@ -367,11 +365,6 @@ fn converted(target: &str, convert: Convert, value: &str) -> Result<Vec<(String,
             }
             _ => Err("String must be one of: latest, earliest, none".into()),
         },
-        Convert::EndpointIdentification => one(if v.is_empty() {
-            "none".into()
-        } else {
-            v.into()
-        }),
         Convert::AssignmentStrategy => {
             let names = v
                 .split(',')
@@ -390,79 +383,11 @@ fn converted(target: &str, convert: Convert, value: &str) -> Result<Vec<(String,
                 .collect::<Result<Vec<_>, _>>()?;
             one(names.join(","))
         }
-        Convert::JaasConfig => jaas_credentials(v),
-        Convert::KeystoreType => {
-            if v.eq_ignore_ascii_case("PKCS12") {
-                Ok(Vec::new())
-            } else {
-                Err("librdkafka reads PKCS12 keystores only (ssl.keystore.location); give a PEM key with ssl.key.location and ssl.certificate.location instead".into())
-            }
-        }
     }
 }
 
-/// `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";`
-/// (or `ScramLoginModule`) as librdkafka's `sasl.username` and `sasl.password`.
-fn jaas_credentials(jaas: &str) -> Result<Vec<(String, String)>, String> {
-    let unsupported = || {
-        "only PlainLoginModule and ScramLoginModule with username and password can be translated (to sasl.username and sasl.password); configure other mechanisms with librdkafka's sasl.* keys".to_owned()
-    };
-    let mut words = jaas
-        .trim()
-        .trim_end_matches(';')
-        .splitn(2, char::is_whitespace);
-    let module = words.next().unwrap_or_default();
-    if !(module.ends_with(".PlainLoginModule") || module.ends_with(".ScramLoginModule")) {
-        return Err(unsupported());
-    }
-    let mut rest = words.next().unwrap_or_default().trim_start();
-    rest = rest
-        .strip_prefix("required")
-        .or_else(|| rest.strip_prefix("requisite"))
-        .or_else(|| rest.strip_prefix("sufficient"))
-        .or_else(|| rest.strip_prefix("optional"))
-        .ok_or_else(unsupported)?;
-    let mut options = BTreeMap::new();
-    let mut chars = rest.chars().peekable();
-    loop {
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        if chars.peek().is_none() {
-            break;
-        }
-        let name: String = chars.by_ref().take_while(|c| *c != '=').collect();
-        let value: String = if chars.peek() == Some(&'"') {
-            chars.next();
-            let mut v = String::new();
-            while let Some(c) = chars.next() {
-                match c {
-                    '\\' => v.extend(chars.next()),
-                    '"' => break,
-                    c => v.push(c),
-                }
-            }
-            v
-        } else {
-            chars.by_ref().take_while(|c| !c.is_whitespace()).collect()
-        };
-        options.insert(name.trim().to_owned(), value);
-    }
-    match (options.remove("username"), options.remove("password")) {
-        (Some(u), Some(p)) => Ok(vec![
-            ("sasl.username".to_owned(), u),
-            ("sasl.password".to_owned(), p),
-        ]),
-        _ => Err(unsupported()),
-    }
-}
-
-/// Keys whose values are never shown (passwords, private keys, JAAS options).
 fn is_secret(key: &str) -> bool {
-    ["password", "jaas", "secret"]
-        .iter()
-        .any(|s| key.contains(s))
-        || ["ssl.keystore.key", "ssl.key.pem"].contains(&key)
+    security::is_secret(key)
 }
 
 fn warn_once(prefix: &str, key: &str) {

@@ -61,7 +61,7 @@ fn java_producer_keys_are_translated_to_librdkafka_keys() {
     );
     // What librdkafka is given, it accepts.
     let mut c = ClientConfig::new();
-    s.apply(&mut c);
+    s.apply(&mut c).unwrap();
     c.create_native_config().unwrap();
 }
 
@@ -106,7 +106,7 @@ fn jvm_only_keys_are_accepted_and_not_passed_on() {
             ),
             ("interceptor.classes", "com.example.Interceptor"),
             ("max.block.ms", "60000"),
-            ("ssl.keystore.type", "PKCS12"),
+            ("ssl.protocol", "TLSv1.3"),
         ],
     )
     .unwrap();
@@ -139,38 +139,79 @@ fn keys_unknown_to_java_and_librdkafka_are_errors_naming_the_key() {
     let e = translate(
         ClientKind::Producer,
         &[
-            ("ssl.truststore.location", "/x.jks"),
+            ("ssl.engine.factory.class", "a.B"),
             ("sasl.login.callback.handler.class", "a.B"),
         ],
     )
     .unwrap_err();
     assert_eq!(e.len(), 2);
-    assert!(e[0].reason.contains("ssl.ca.location"), "{}", e[0].reason);
+    assert!(e[0].reason.contains("Java classes"), "{}", e[0].reason);
 }
 
 #[test]
-fn plain_and_scram_jaas_configs_become_username_and_password() {
+fn security_keys_are_kept_as_written_and_resolved_together_when_a_client_is_built() {
     let s = translate(
         ClientKind::Admin,
+        &[
+            ("security.protocol", "SASL_PLAINTEXT"),
+            ("sasl.mechanism", "SCRAM-SHA-512"),
+            (
+                "sasl.jaas.config",
+                r#"org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="s3\"cr=t";"#,
+            ),
+            ("linger.ms", "1"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(keys(&s), [("linger.ms", "1")]);
+    assert_eq!(
+        s.security["sasl.jaas.config"].key,
+        "consumer.override.sasl.jaas.config"
+    );
+    let mut c = ClientConfig::new();
+    s.apply(&mut c).unwrap();
+    assert_eq!(c.get("sasl.username"), Some("alice"));
+    assert_eq!(c.get("sasl.password"), Some("s3\"cr=t"));
+    assert_eq!(c.get("sasl.mechanism"), Some("SCRAM-SHA-512"));
+    assert_eq!(c.get("security.protocol"), Some("SASL_PLAINTEXT"));
+    assert_eq!(c.get("sasl.jaas.config"), None);
+    c.create_native_config().unwrap();
+    // A Kerberos login is refused on the key, its secrets hidden.
+    let s = translate(
+        ClientKind::Admin,
+        &[
+            ("security.protocol", "SASL_SSL"),
+            ("sasl.mechanism", "PLAIN"),
+            (
+                "sasl.jaas.config",
+                "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true password=\"p\";",
+            ),
+        ],
+    )
+    .unwrap();
+    let e = s.apply(&mut ClientConfig::new()).unwrap_err();
+    assert_eq!(e[0].key, "consumer.override.sasl.jaas.config");
+    assert_eq!(e[0].value, "[hidden]", "secrets never appear in errors");
+    assert!(e[0].reason.contains("Kerberos"), "{}", e[0].reason);
+}
+
+#[test]
+fn a_prefixed_security_key_its_protocol_does_not_use_is_an_error() {
+    let s = translate(
+        ClientKind::Producer,
         &[(
             "sasl.jaas.config",
-            r#"org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="s3\"cr=t";"#,
+            r#"org.apache.kafka.common.security.plain.PlainLoginModule required username="a" password="b";"#,
         )],
     )
     .unwrap();
-    assert_eq!(
-        keys(&s),
-        [("sasl.password", "s3\"cr=t"), ("sasl.username", "alice")]
+    let e = s.apply(&mut ClientConfig::new()).unwrap_err();
+    assert_eq!(e[0].key, "consumer.override.sasl.jaas.config");
+    assert!(
+        e[0].reason.contains("PLAINTEXT") && e[0].reason.contains("SASL_SSL"),
+        "{}",
+        e[0].reason
     );
-    let e = translate(
-        ClientKind::Admin,
-        &[(
-            "sasl.jaas.config",
-            "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true password=\"p\";",
-        )],
-    )
-    .unwrap_err();
-    assert_eq!(e[0].value, "[hidden]", "secrets never appear in errors");
 }
 
 #[test]
@@ -189,10 +230,7 @@ fn overrides_win_over_worker_settings() {
 #[test]
 fn every_table_target_is_a_librdkafka_key() {
     for (java, rule) in TABLE {
-        // `ssl.keystore.type` sets nothing: PKCS12 is implied, other types are refused.
-        if let Rule::Rename(target, convert) = rule
-            && *convert != Convert::KeystoreType
-        {
+        if let Rule::Rename(target, _) = rule {
             // Known to librdkafka, even where this build lacks the feature (TLS, zstd).
             if let Err(e) = check_librdkafka(target, "1000") {
                 assert!(
@@ -205,18 +243,9 @@ fn every_table_target_is_a_librdkafka_key() {
 }
 
 #[test]
-fn features_missing_from_this_librdkafka_build_are_refused_on_the_key() {
-    // Without TLS in the build, a TLS setting is an error when the connector is validated,
-    // not a task that fails later.
-    if check_librdkafka("security.protocol", "ssl").is_err() {
-        let e = translate(
-            ClientKind::Producer,
-            &[("ssl.truststore.certificates", "x")],
-        )
-        .unwrap_err();
-        assert_eq!(e[0].key, "consumer.override.ssl.truststore.certificates");
-        assert!(e[0].reason.contains("ssl.ca.pem"), "{}", e[0].reason);
-    }
+fn this_librdkafka_build_has_tls_and_zstd() {
+    check_librdkafka("security.protocol", "SASL_SSL").unwrap();
+    check_librdkafka("compression.type", "zstd").unwrap();
 }
 
 #[test]

@@ -5,13 +5,16 @@
 //! keys nobody knows are logged once too; a value we cannot use fails start-up naming the key.
 
 pub mod clients;
+pub mod kafka;
 pub mod properties;
+pub mod security;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use clients::{ClientKeyError, ClientKind, ClientSettings};
+use clients::{ClientKeyError, ClientSettings};
+pub use kafka::ClientScope;
 
 pub const BOOTSTRAP_SERVERS: &str = "bootstrap.servers";
 pub const GROUP_ID: &str = "group.id";
@@ -227,12 +230,18 @@ pub struct WorkerConfig {
     pub inter_worker_key_ttl: Duration,
     pub request_timeout: Duration,
     pub client_id: String,
-    /// `producer.*`, translated from Java client keys (see [`clients`]).
+    /// The top-level `security.protocol`, `sasl.*` and `ssl.*` keys (the internal-topic
+    /// stores' client settings; under every other scope's).
+    pub internal_client: ClientSettings,
+    /// `producer.*` over the top-level security keys, translated from Java client keys (see
+    /// [`clients`]).
     pub producer_client: ClientSettings,
-    /// `consumer.*`, translated.
+    /// `consumer.*` over the top-level security keys, translated.
     pub consumer_client: ClientSettings,
-    /// `admin.*` without the REST keys `admin.listeners*`, translated.
+    /// `admin.*` (without the REST keys `admin.listeners*`) over the top-level security keys.
     pub admin_client: ClientSettings,
+    /// The top-level security keys resolved: the group-membership client's security.
+    pub kafka_security: crate::security::KafkaSecurity,
     /// Every key as written in the file.
     pub raw: BTreeMap<String, String>,
 }
@@ -284,6 +293,7 @@ impl WorkerConfig {
         };
         let response_http_headers = parse_header_rules(&p.string(RESPONSE_HTTP_HEADERS_CONFIG, ""))
             .map_err(|reason| p.invalid(RESPONSE_HTTP_HEADERS_CONFIG, reason))?;
+        let clients = kafka::worker_clients(&raw, &listeners, admin_listeners.as_deref())?;
         let config =
             WorkerConfig {
                 bootstrap_servers: p.string(BOOTSTRAP_SERVERS, "localhost:9092"),
@@ -357,9 +367,11 @@ impl WorkerConfig {
                 inter_worker_key_ttl: p.millis(INTER_WORKER_KEY_TTL_MS, 3_600_000)?,
                 request_timeout: p.millis(REQUEST_TIMEOUT_MS, 40_000)?,
                 client_id: p.string(CLIENT_ID, ""),
-                producer_client: client_settings(&raw, ClientKind::Producer, "producer.")?,
-                consumer_client: client_settings(&raw, ClientKind::Consumer, "consumer.")?,
-                admin_client: client_settings(&raw, ClientKind::Admin, "admin.")?,
+                internal_client: clients.internal,
+                producer_client: clients.producer,
+                consumer_client: clients.consumer,
+                admin_client: clients.admin,
+                kafka_security: clients.security,
                 raw: raw.clone(),
             };
         if config.heartbeat_interval >= config.session_timeout {
@@ -398,22 +410,6 @@ impl WorkerConfig {
             .filter_map(|(k, v)| k.strip_prefix(prefix).map(|k| (k.to_owned(), v.clone())))
             .collect()
     }
-}
-
-/// The keys under `prefix` (a Java client's config), translated; `admin.` leaves out the REST
-/// keys `admin.listeners` and `admin.listeners.https.*`.
-fn client_settings(
-    raw: &BTreeMap<String, String>,
-    kind: ClientKind,
-    prefix: &str,
-) -> Result<ClientSettings, ConfigError> {
-    let pairs = raw
-        .iter()
-        .filter_map(|(k, v)| k.strip_prefix(prefix).map(|k| (k, v.as_str())))
-        .filter(|(k, _)| {
-            kind != ClientKind::Admin || (*k != "listeners" && !k.starts_with("listeners."))
-        });
-    ClientSettings::translate(kind, prefix, pairs).map_err(ConfigError::Client)
 }
 
 const KNOWN_KEYS: &[&str] = &[

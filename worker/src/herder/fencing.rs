@@ -33,7 +33,8 @@ use connect_api::config::connector::{TASKS_MAX_CONFIG, TASKS_MAX_LIMIT};
 use rdkafka::ClientConfig;
 use rdkafka::producer::{BaseProducer, Producer};
 
-use crate::config::WorkerConfig;
+use crate::config::clients::ClientKind;
+use crate::config::{ClientScope, WorkerConfig};
 use crate::runtime::ConnectorTaskId;
 use crate::runtime::exactly_once::task_transactional_id;
 use crate::storage::ConfigBackingStore;
@@ -81,14 +82,13 @@ pub async fn fence_zombies(
         Some(previous) => {
             let ids = ids_to_fence(&config.group_id, connector, previous)?;
             tracing::info!(connector, transactional_ids = ?ids, "fencing zombie tasks of the previous generation");
-            let bootstrap = config.bootstrap_servers.clone();
-            let admin_overrides = config.admin_client_overrides();
-            tokio::task::spawn_blocking(move || {
-                fence_transactional_ids(&bootstrap, &admin_overrides, &ids)
-            })
-            .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| format!("Failed to perform zombie fencing: {e}"))?;
+            let client = config
+                .kafka_client(ClientScope::Worker(ClientKind::Admin))
+                .map_err(|e| e.to_string())?;
+            tokio::task::spawn_blocking(move || fence_transactional_ids(&client, &ids))
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| format!("Failed to perform zombie fencing: {e}"))?;
             store.refresh(Duration::from_secs(30)).await.map_err(|e| {
                 format!("Failed to read to end of config topic after zombie fencing: {e}")
             })?;
@@ -122,17 +122,9 @@ fn ids_to_fence(group_id: &str, connector: &str, previous: i32) -> Result<Vec<St
 }
 
 /// What `Admin.fenceProducers` does: InitProducerId for each id, which bumps its epoch.
-fn fence_transactional_ids(
-    bootstrap: &str,
-    overrides: &std::collections::BTreeMap<String, String>,
-    ids: &[String],
-) -> Result<(), String> {
+fn fence_transactional_ids(client: &ClientConfig, ids: &[String]) -> Result<(), String> {
     for id in ids {
-        let mut c = ClientConfig::new();
-        c.set("bootstrap.servers", bootstrap);
-        for (k, v) in overrides {
-            c.set(k, v);
-        }
+        let mut c = client.clone();
         c.set("transactional.id", id)
             .set("client.id", format!("connector-worker-fencer-{id}"));
         let p: BaseProducer = c.create().map_err(|e| format!("{id}: {e}"))?;

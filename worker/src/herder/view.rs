@@ -15,11 +15,12 @@ use connect_api::{
     ConfigInfos, ConfigMap, ConnectError, ConnectorInstance, PluginRegistry, PluginType,
 };
 use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::{ClientConfig, Offset, TopicPartitionList};
+use rdkafka::{Offset, TopicPartitionList};
 use serde_json::{Value, json};
 use tokio::sync::{RwLock, mpsc, oneshot};
 
 use super::session_key;
+use crate::config::ClientScope;
 use crate::config::ConnectProtocol;
 use crate::config::clients::{ClientKind, connector_overrides};
 use crate::config::{ExactlyOnceSourceSupport, WorkerConfig};
@@ -234,10 +235,13 @@ impl HerderHandle {
                     .collect()
             })
             .unwrap_or_default();
-        let bootstrap = self.config.bootstrap_servers.clone();
+        // Connect reads a sink's committed offsets with the worker's admin client settings.
+        let mut client = self
+            .config
+            .kafka_client(ClientScope::Worker(ClientKind::Admin))
+            .map_err(|e| e.to_string())?;
         tokio::task::spawn_blocking(move || {
-            let consumer: BaseConsumer = ClientConfig::new()
-                .set("bootstrap.servers", &bootstrap)
+            let consumer: BaseConsumer = client
                 .set("group.id", &group)
                 .create()
                 .map_err(|e| e.to_string())?;
@@ -304,8 +308,14 @@ impl HerderHandle {
         };
         let own_groups = own_def.groups();
         let own = ConfigInfos::generate(class, &own_def, &own_values, own_groups);
-        let mut infos =
-            ConfigInfos::merge(class, [framework, own, client_override_infos(class, props)]);
+        let mut infos = ConfigInfos::merge(
+            class,
+            [
+                framework,
+                own,
+                client_override_infos(&self.config, class, props),
+            ],
+        );
         match &instance {
             ConnectorInstance::Sink(_) => {
                 for (key, message) in connect_api::config::sink_topic_errors(props) {
@@ -360,14 +370,25 @@ impl HerderHandle {
 /// The `producer.override.*`, `consumer.override.*` and `admin.override.*` keys no client here
 /// can use (see [`crate::config::clients`]), one entry with its error each; valid overrides
 /// add nothing.
-fn client_override_infos(class: &str, props: &ConfigMap) -> ConfigInfos {
+/// Security overrides are resolved over the worker's settings (the task's client would be).
+fn client_override_infos(config: &WorkerConfig, class: &str, props: &ConfigMap) -> ConfigInfos {
     let values: Vec<ConfigValue> = [
         ClientKind::Producer,
         ClientKind::Consumer,
         ClientKind::Admin,
     ]
     .into_iter()
-    .filter_map(|kind| connector_overrides(kind, props).err())
+    .filter_map(|kind| {
+        connector_overrides(kind, props)
+            .and_then(|o| {
+                config
+                    .client_settings(ClientScope::Worker(kind))
+                    .merged(&o)
+                    .resolve()
+                    .map(|_| ())
+            })
+            .err()
+    })
     .flatten()
     .map(|e| {
         let mut v = ConfigValue::new(e.key.clone());

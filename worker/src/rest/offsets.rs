@@ -39,7 +39,8 @@ use serde_json::{Value, json};
 
 use super::connectors::{REFRESH_TIMEOUT, internal, not_found, type_name};
 use super::{ApiError, RestState, body, forward};
-use crate::config::ExactlyOnceSourceSupport;
+use crate::config::clients::ClientKind;
+use crate::config::{ClientScope, ExactlyOnceSourceSupport};
 use crate::herder::HerderHandle;
 use crate::storage::offsets::{ConnectorOffsetBackingStore, OffsetStoreSettings};
 use crate::storage::topics::TopicSettings;
@@ -161,7 +162,7 @@ impl SourceOffsetStore {
                 h.config.offset_storage_partitions,
                 h.config.offset_storage_replication_factor.into(),
             ),
-            client: client_config(h),
+            client: client_config(h, ClientScope::Internal)?,
             client_id: format!("{}-offsets-rest-{topic}", h.config.group_id),
             read_committed: h.config.exactly_once_source_support
                 == ExactlyOnceSourceSupport::Enabled,
@@ -496,10 +497,12 @@ fn parse_sink_offsets(
         .collect()
 }
 
-fn client_config(h: &HerderHandle) -> ClientConfig {
-    let mut c = ClientConfig::new();
-    c.set("bootstrap.servers", &h.config.bootstrap_servers);
-    c
+const ADMIN: ClientScope = ClientScope::Worker(ClientKind::Admin);
+
+/// The worker's client of `scope` (Connect alters and resets offsets with the worker's admin
+/// client settings).
+fn client_config(h: &HerderHandle, scope: ClientScope) -> Result<ClientConfig, ApiError> {
+    h.config.kafka_client(scope).map_err(internal)
 }
 
 fn group_busy(name: &str, verb: &str, e: impl std::fmt::Display) -> ApiError {
@@ -515,7 +518,8 @@ async fn delete_group(
     group: &str,
     verb: &str,
 ) -> Result<(), ApiError> {
-    let admin: AdminClient<DefaultClientContext> = client_config(h).create().map_err(internal)?;
+    let admin: AdminClient<DefaultClientContext> =
+        client_config(h, ADMIN)?.create().map_err(internal)?;
     let opts = AdminOptions::new().operation_timeout(Some(KAFKA_TIMEOUT));
     let results = admin
         .delete_groups(&[group], &opts)
@@ -541,7 +545,7 @@ async fn commit_group(
     if offsets.is_empty() {
         return Ok(());
     }
-    let mut cfg = client_config(h);
+    let mut cfg = client_config(h, ADMIN)?;
     cfg.set("group.id", group)
         .set("enable.auto.commit", "false");
     let name = name.to_owned();

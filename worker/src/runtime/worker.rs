@@ -28,6 +28,7 @@ use super::panics::{PanicSafeSinkTask, PanicSafeSourceTask, supervise, supervise
 use super::sink::{DEFAULT_MAX_POLL_RECORDS, SinkTaskRun, run_sink_task};
 use super::source::{SourceTaskRun, run_source_task};
 use super::{ConnectorTaskId, SourceOffsetBackend, TaskStatusListener};
+use crate::config::ClientScope;
 use crate::config::WorkerConfig;
 use crate::config::clients::{ClientKind, ClientSettings, connector_overrides};
 use crate::storage::log::java_partitioner;
@@ -262,7 +263,10 @@ impl Worker {
                         self.config.offset_storage_partitions,
                         self.config.offset_storage_replication_factor.into(),
                     ),
-                    client: self.base_client(),
+                    client: self
+                        .config
+                        .kafka_client(ClientScope::Internal)
+                        .map_err(|e| ConnectError::config(e.to_string()))?,
                     client_id: format!("{}-offsets-{topic}", self.config.group_id),
                     read_committed: self.exactly_once.is_some(),
                 })
@@ -530,26 +534,14 @@ impl Worker {
         })
     }
 
-    fn base_client(&self) -> ClientConfig {
-        let mut c = ClientConfig::new();
-        c.set("bootstrap.servers", &self.config.bootstrap_servers);
-        c
-    }
-
-    /// The worker's `<client>.*` settings under the connector's `<client>.override.*` ones
-    /// (override policy `All`, Connect's default), both translated from Java client keys. A
-    /// key no client can use (in a config stored before it was validated) fails the task.
-    fn client_settings(
-        &self,
+    /// A connector's `<client>.override.*` keys, translated (override policy `All`, Connect's
+    /// default). A key no client can use (in a config stored before it was validated) fails
+    /// the task.
+    fn overrides(
         kind: ClientKind,
         connector_config: &ConfigMap,
     ) -> Result<ClientSettings, ConnectError> {
-        let worker = match kind {
-            ClientKind::Producer => &self.config.producer_client,
-            ClientKind::Consumer => &self.config.consumer_client,
-            ClientKind::Admin => &self.config.admin_client,
-        };
-        let overrides = connector_overrides(kind, connector_config).map_err(|errors| {
+        connector_overrides(kind, connector_config).map_err(|errors| {
             ConnectError::config(
                 errors
                     .iter()
@@ -557,8 +549,7 @@ impl Worker {
                     .collect::<Vec<_>>()
                     .join("; "),
             )
-        })?;
-        Ok(worker.merged(&overrides))
+        })
     }
 
     /// Task (and dead-letter queue) producer: idempotent, `acks=all`, Java's partitioner, then
@@ -568,14 +559,20 @@ impl Worker {
         id: &ConnectorTaskId,
         connector_config: &ConfigMap,
     ) -> Result<ClientConfig, ConnectError> {
-        let mut c = self.base_client();
-        c.set("enable.idempotence", "true")
+        let mut defaults = ClientConfig::new();
+        defaults
+            .set("enable.idempotence", "true")
             .set("acks", "all")
             .set("client.id", format!("connector-producer-{id}"));
-        java_partitioner(&mut c);
-        self.client_settings(ClientKind::Producer, connector_config)?
-            .apply(&mut c);
-        Ok(c)
+        java_partitioner(&mut defaults);
+        let overrides = Self::overrides(ClientKind::Producer, connector_config)?;
+        self.config
+            .kafka_client_with(
+                ClientScope::Worker(ClientKind::Producer),
+                defaults,
+                Some(&overrides),
+            )
+            .map_err(|e| ConnectError::config(e.to_string()))
     }
 
     /// Sink task consumer settings and the largest batch per `put` (`max.poll.records`).
@@ -583,11 +580,15 @@ impl Worker {
         &self,
         connector_config: &ConfigMap,
     ) -> Result<(ClientConfig, usize), ConnectError> {
-        let mut c = self.base_client();
-        let settings = self.client_settings(ClientKind::Consumer, connector_config)?;
-        settings.apply(&mut c);
-        let max_poll_records = settings
+        let scope = ClientScope::Worker(ClientKind::Consumer);
+        let overrides = Self::overrides(ClientKind::Consumer, connector_config)?;
+        let c = self
+            .config
+            .kafka_client_with(scope, ClientConfig::new(), Some(&overrides))
+            .map_err(|e| ConnectError::config(e.to_string()))?;
+        let max_poll_records = overrides
             .max_poll_records
+            .or(self.config.client_settings(scope).max_poll_records)
             .map_or(DEFAULT_MAX_POLL_RECORDS, NonZeroUsize::get);
         Ok((c, max_poll_records))
     }
