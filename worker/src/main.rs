@@ -213,6 +213,8 @@ async fn main() -> anyhow::Result<()> {
         worker_url: worker_url.clone(),
         commands: commands_rx,
         handle: handle.clone(),
+        // Until WorkerConfig.kafka_security lands (branch client-security): replaced there by config.kafka_security.clone().
+        kafka_security: connect_worker::security::KafkaSecurity::default(),
     });
     let herder_task = tokio::spawn(herder.run(shutdown.clone()));
 

@@ -90,10 +90,9 @@ impl fmt::Debug for SaslCredentials {
                 .debug_struct("UnsecuredToken")
                 .field("principal", principal)
                 .finish(),
-            SaslCredentials::Token { .. } => f
-                .debug_struct("Token")
-                .field("token", &"[hidden]")
-                .finish(),
+            SaslCredentials::Token { .. } => {
+                f.debug_struct("Token").field("token", &"[hidden]").finish()
+            }
         }
     }
 }

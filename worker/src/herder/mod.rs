@@ -111,6 +111,8 @@ pub struct HerderParts {
     pub commands: mpsc::UnboundedReceiver<HerderCommand>,
     /// The REST side's handle: task configs are published and fencing requested through it.
     pub handle: HerderHandle,
+    /// TLS and SASL for the group-membership client's connections.
+    pub kafka_security: crate::security::KafkaSecurity,
 }
 
 fn storage_id(id: &cluster::ConnectorTaskId) -> ConnectorTaskId {
@@ -169,6 +171,7 @@ impl Herder {
                 } else {
                     parts.config.client_id.clone()
                 },
+                security: parts.kafka_security,
             },
             snapshot_rx,
         );
