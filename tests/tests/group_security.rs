@@ -112,6 +112,7 @@ fn config(group: &str, name: &str, bootstrap: &str, security: KafkaSecurity) -> 
 #[derive(Debug, Default, Clone)]
 struct Seen {
     owned: Work,
+    generation: Option<i32>,
     is_leader: bool,
     fatal: Option<String>,
 }
@@ -129,12 +130,14 @@ fn start(
         while let Some(ev) = events.recv().await {
             match ev {
                 GroupEvent::Assigned {
+                    generation,
                     is_leader,
                     assignment,
                     ..
                 } => {
                     {
                         let mut seen = s.lock().unwrap();
+                        seen.generation = Some(generation);
                         seen.is_leader = is_leader;
                         if !assignment.failed() {
                             seen.owned.apply(&assignment);
@@ -225,22 +228,32 @@ async fn members_on_every_mechanism_and_on_mtls_form_one_group() {
             (name, h, s)
         })
         .collect();
-    // 1 connector + 4 tasks over 5 members: one unit each, which needs every member joined.
+    // Every member assigned in one generation, the work covered once, and the 4 tasks spread
+    // one per member (so at least four members hold work the leader gave them).
     wait_for(
-        "one unit of work on each of the five members",
+        "the five members to share the work",
         Duration::from_secs(90),
         || {
             let mut all = Work::default();
+            let mut generations = Vec::new();
+            let mut tasks = Vec::new();
             for (name, _, s) in &started {
                 let s = s.lock().unwrap();
                 assert!(s.fatal.is_none(), "member {name} failed: {:?}", s.fatal);
-                if s.owned.connectors.len() + s.owned.tasks.len() != 1 {
-                    return false;
-                }
+                generations.push(s.generation);
+                tasks.push(s.owned.tasks.len());
                 all.connectors.extend(s.owned.connectors.iter().cloned());
                 all.tasks.extend(s.owned.tasks.iter().cloned());
             }
-            all == configured
+            tasks.sort();
+            let done = all == configured
+                && generations[0].is_some()
+                && generations.iter().all(|g| *g == generations[0])
+                && tasks == [0, 1, 1, 1, 1];
+            if !done {
+                eprintln!("generations {generations:?}, tasks {tasks:?}");
+            }
+            done
         },
     )
     .await;

@@ -317,10 +317,7 @@ impl Connection {
             authentications: 0,
             auth_timeout: timeout,
         };
-        let mut req = ApiVersionsRequest::default();
-        req.client_software_name = StrBytes::from_static_str("connect-worker-rs");
-        req.client_software_version = StrBytes::from_static_str(env!("CARGO_PKG_VERSION"));
-        let resp: ApiVersionsResponse = conn.request(&req, 3, timeout).await?;
+        let resp: ApiVersionsResponse = conn.request(&api_versions_request(), 3, timeout).await?;
         if resp.error_code != codes::NONE {
             return Err(ClientError::Broker {
                 api: ApiKey::ApiVersions,
@@ -364,9 +361,7 @@ impl Connection {
     /// An ApiVersions round trip through [`send`](Self::send) (so re-authenticating first
     /// when due): a liveness check of an established connection.
     pub async fn api_versions(&mut self, timeout: Duration) -> Result<(), ClientError> {
-        let resp: ApiVersionsResponse = self
-            .send(&ApiVersionsRequest::default(), 3, timeout)
-            .await?;
+        let resp: ApiVersionsResponse = self.send(&api_versions_request(), 3, timeout).await?;
         match resp.error_code {
             codes::NONE => Ok(()),
             code => Err(ClientError::Broker {
@@ -549,6 +544,14 @@ impl Connection {
         }
         Ok(resp)
     }
+}
+
+/// ApiVersions v3 (the broker refuses it without the client software's name and version).
+fn api_versions_request() -> ApiVersionsRequest {
+    let mut req = ApiVersionsRequest::default();
+    req.client_software_name = StrBytes::from_static_str("connect-worker-rs");
+    req.client_software_version = StrBytes::from_static_str(env!("CARGO_PKG_VERSION"));
+    req
 }
 
 /// Whether an i/o error means the peer closed the connection.

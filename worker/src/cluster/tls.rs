@@ -234,36 +234,84 @@ impl ServerCertVerifier for NoHostnameVerifier {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    #[test]
-    fn bad_pem_and_half_a_key_pair_are_errors_naming_the_part() {
-        let tls = |ca: Option<&str>, cert: Option<&str>, key: Option<&str>| Tls {
+    const CA: &str = include_str!("testdata/ca.pem");
+    /// Signed by `CA` for `DNS:broker.example` only.
+    const BROKER_CERT: &str = include_str!("testdata/broker.pem");
+    const BROKER_KEY: &str = include_str!("testdata/broker.key");
+    /// A CA that signed nothing here.
+    const OTHER_CA: &str = include_str!("testdata/other-ca.pem");
+
+    fn tls(ca: Option<&str>, cert: Option<&str>, key: Option<&str>, verify: bool) -> Tls {
+        Tls {
             ca_pem: ca.map(str::to_owned),
             client_cert_pem: cert.map(str::to_owned),
             client_key_pem: key.map(str::to_owned),
-            verify_hostname: true,
-        };
-        let e = TlsClient::new(&tls(Some("not pem"), None, None)).unwrap_err();
-        assert!(e.contains("trusted CA"), "{e}");
-        let ca = test_ca();
-        assert!(TlsClient::new(&tls(Some(&ca), None, None)).is_ok());
-        let e = TlsClient::new(&tls(Some(&ca), Some(&ca), None)).unwrap_err();
-        assert!(e.contains("without its private key"), "{e}");
+            verify_hostname: verify,
+        }
     }
 
-    /// A self-signed CA certificate (fixed PEM made with openssl; only parsed, never used).
-    fn test_ca() -> String {
-        "-----BEGIN CERTIFICATE-----
-MIIBeTCCAR+gAwIBAgIUYQ1VhJabpyEDvWwphjdPf30dfNMwCgYIKoZIzj0EAwIw
-ETEPMA0GA1UEAwwGdGVzdENBMCAXDTI2MTIwMTAwNTIwNloYDzIxMjYxMTA3MDA1
-MjA2WjARMQ8wDQYDVQQDDAZ0ZXN0Q0EwWTATBgcqhkjOPQIBBggqhkjOPQMBBwNC
-AAThcI8qY/cCNmt5oPW5P8RufgVsMkr9El2nPPaxAOqxI/LWk+So4maXCCpsFWK1
-1sCkyiybqb3nZf+n9nCOL0mVo1MwUTAdBgNVHQ4EFgQU0n30b35wt+xEXLOkPLiR
-FuOxyCgwHwYDVR0jBBgwFoAU0n30b35wt+xEXLOkPLiRFuOxyCgwDwYDVR0TAQH/
-BAUwAwEB/zAKBggqhkjOPQQDAgNIADBFAiBT7A/c3Qmc4Sns06WzXZKdhT7Bq2fv
-Nuls8ZFlLZKv5AIhANrVZIcwj+opE5loHGSme3bvA5OAQsYyjMfeBxpWjPsm
------END CERTIFICATE-----
-"
-        .to_owned()
+    #[test]
+    fn bad_pem_and_half_a_key_pair_are_errors_naming_the_part() {
+        let e = TlsClient::new(&tls(Some("not pem"), None, None, true)).unwrap_err();
+        assert!(e.contains("trusted CA"), "{e}");
+        assert!(TlsClient::new(&tls(Some(CA), None, None, true)).is_ok());
+        let e = TlsClient::new(&tls(Some(CA), Some(CA), None, true)).unwrap_err();
+        assert!(e.contains("without its private key"), "{e}");
+        let e = TlsClient::new(&tls(Some(CA), Some(CA), Some("junk"), true)).unwrap_err();
+        assert!(e.contains("client private key"), "{e}");
+    }
+
+    /// One TLS handshake against an in-process server presenting `BROKER_CERT`, reached as
+    /// `127.0.0.1` (a name the certificate does not carry).
+    async fn handshake(client: Tls) -> Result<(), String> {
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let chain = CertificateDer::pem_slice_iter(BROKER_CERT.as_bytes())
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        let key = PrivateKeyDer::from_pem_slice(BROKER_KEY.as_bytes()).unwrap();
+        let server = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            if let Ok(mut s) = acceptor.accept(tcp).await {
+                let _ = s.write_all(b"ok").await;
+                let _ = s.flush().await;
+            }
+        });
+        let client = TlsClient::new(&client)?;
+        let tcp = TcpStream::connect(&addr).await.unwrap();
+        let mut s = client
+            .handshake(&addr, tcp)
+            .await
+            .map_err(|e| describe_failure(&e, false).unwrap_or_else(|| e.to_string()))?;
+        let mut buf = [0u8; 2];
+        s.read_exact(&mut buf).await.map_err(|e| e.to_string())?;
+        assert_eq!(&buf, b"ok");
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn host_name_check_is_on_by_default_and_only_the_name_is_skipped_when_off() {
+        let e = handshake(tls(Some(CA), None, None, true))
+            .await
+            .unwrap_err();
+        assert!(e.contains("does not name this host"), "{e}");
+        handshake(tls(Some(CA), None, None, false))
+            .await
+            .expect("the chain is good; only the name differs");
+        // Without the host-name check the chain is still verified.
+        let e = handshake(tls(Some(OTHER_CA), None, None, false))
+            .await
+            .unwrap_err();
+        assert!(e.contains("not signed by a trusted CA"), "{e}");
     }
 }
