@@ -1,7 +1,8 @@
 // Real-broker tests of the group-membership client (`connect_worker::cluster`) on the secured
 // cluster of `deploy/kafka.sh up --secure` (its `secure.env`, named by KAFKA_SECURE_ENV):
 // members join one Connect group over SASL_SSL with SCRAM-SHA-512, SCRAM-SHA-256, PLAIN and
-// OAUTHBEARER (unsecured token) and over SSL with a client certificate, exactly as the worker's
+// OAUTHBEARER (unsecured token made per authentication, and a static token) and over SSL with
+// a client certificate, exactly as the worker's
 // herder runs its member; a SASL connection re-authenticates in band before the session
 // lifetime the broker gives ends; and each misconfiguration ends the member with a fatal error
 // naming the broker and the problem (wrong password, untrusted CA, SASL_SSL aimed at the plain
@@ -10,10 +11,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use connect_tests::kafka::bootstrap_servers;
 use connect_worker::cluster::client::{Connection, Security};
+use connect_worker::cluster::sasl::unsecured_jwt;
 use connect_worker::cluster::{
     ClusterConfigSnapshot, ConnectProtocolVersion, GroupEvent, GroupHandle, MembershipConfig, Work,
     spawn_member,
@@ -164,6 +166,9 @@ fn start(
     (handle, seen)
 }
 
+/// A running member: its name, handle and what it has seen.
+type Started = (&'static str, Arc<GroupHandle>, Arc<Mutex<Seen>>);
+
 async fn wait_for(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + timeout;
     while !cond() {
@@ -183,11 +188,11 @@ async fn members_on_every_mechanism_and_on_mtls_form_one_group() {
     let group = connect_tests::unique("group-security");
     let snapshot = ClusterConfigSnapshot {
         offset: 1,
-        connectors: BTreeMap::from([("conn".to_string(), 4)]),
+        connectors: BTreeMap::from([("conn".to_string(), 5)]),
     };
     let configured = Work::configured(&snapshot);
     let (_tx, rx) = watch::channel(Arc::new(snapshot));
-    let members: Vec<(&str, String, KafkaSecurity)> = vec![
+    let members: Vec<(&'static str, String, KafkaSecurity)> = vec![
         (
             "scram512",
             sasl_ssl.clone(),
@@ -219,19 +224,29 @@ async fn members_on_every_mechanism_and_on_mtls_form_one_group() {
                 },
             ),
         ),
+        (
+            "oauth-static",
+            sasl_ssl.clone(),
+            env.sasl_ssl(
+                SaslMechanism::OAuthBearer,
+                SaslCredentials::Token {
+                    token: unsecured_jwt("connect", SystemTime::now()),
+                },
+            ),
+        ),
         ("mtls", ssl.clone(), env.mtls(true)),
     ];
-    let started: Vec<(&str, Arc<GroupHandle>, Arc<Mutex<Seen>>)> = members
+    let started: Vec<Started> = members
         .into_iter()
         .map(|(name, bootstrap, security)| {
             let (h, s) = start(config(&group, name, &bootstrap, security), rx.clone());
             (name, h, s)
         })
         .collect();
-    // Every member assigned in one generation, the work covered once, and the 4 tasks spread
-    // one per member (so at least four members hold work the leader gave them).
+    // Every member assigned in one generation, the work covered once, and the 5 tasks spread
+    // one per member (so at least five of the six hold work the leader gave them).
     wait_for(
-        "the five members to share the work",
+        "the six members to share the work",
         Duration::from_secs(90),
         || {
             let mut all = Work::default();
@@ -249,7 +264,7 @@ async fn members_on_every_mechanism_and_on_mtls_form_one_group() {
             let done = all == configured
                 && generations[0].is_some()
                 && generations.iter().all(|g| *g == generations[0])
-                && tasks == [0, 1, 1, 1, 1];
+                && tasks == [0, 1, 1, 1, 1, 1];
             if !done {
                 eprintln!("generations {generations:?}, tasks {tasks:?}");
             }

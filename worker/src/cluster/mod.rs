@@ -7,6 +7,7 @@
 //! - [`client`]: a minimal async Kafka client for ApiVersions, FindCoordinator, JoinGroup,
 //!   SyncGroup, Heartbeat and LeaveGroup, over PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
 //!   (re-authenticating in band, KIP-368, when the broker limits the session)
+//! - [`errors`]: [`client::ClientError`] and the error codes, and which errors are fatal
 //! - [`tls`]: rustls client configuration (CA or system roots, client certificates, optional
 //!   host-name check) and readable TLS failures
 //! - [`sasl`]: the PLAIN, SCRAM-SHA-256/512 and OAUTHBEARER client exchanges
@@ -59,6 +60,7 @@
 
 pub mod assignor;
 pub mod client;
+pub mod errors;
 pub mod member;
 pub mod protocol;
 pub mod sasl;
