@@ -299,6 +299,7 @@ async fn fatal_message(bootstrap: &str, security: KafkaSecurity) -> String {
     .await
     .expect("no fatal error: the member keeps retrying");
     handle.abort();
+    eprintln!("fatal: {msg}");
     assert!(
         msg.contains(bootstrap),
         "names the broker {bootstrap}: {msg}"

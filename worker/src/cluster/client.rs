@@ -20,8 +20,10 @@
 //! request in flight), so nothing can interleave with the SASL frames, and the member keeps
 //! its coordinator connection: no new FindCoordinator, TCP and TLS handshakes every lifetime,
 //! and no window in which a heartbeat fails because the broker closed an expired connection.
-//! If re-authentication fails on the wire, the connection is dropped and the next request
-//! reconnects (and authenticates afresh).
+//! The broker closes an expired session only when a request other than `SaslHandshake` arrives,
+//! so a connection left idle past its lifetime still re-authenticates first. If
+//! re-authentication fails, the connection is dropped and the next request reconnects (and
+//! authenticates afresh).
 //!
 //! # Errors that end start-up
 //!
@@ -586,7 +588,11 @@ impl GroupClient {
     /// Drops the connection if the request failed other than with a broker error code: its
     /// stream may hold half a response, or the broker closes it (failed re-authentication).
     fn check<T>(&mut self, r: Result<T, ClientError>) -> Result<T, ClientError> {
-        if matches!(r, Err(ref e) if !matches!(e, ClientError::Broker { .. })) {
+        let keep = |e: &ClientError| {
+            matches!(e, ClientError::Broker { api, .. }
+                if !matches!(api, ApiKey::SaslHandshake | ApiKey::SaslAuthenticate))
+        };
+        if matches!(r, Err(ref e) if !keep(e)) {
             self.coordinator = None;
         }
         r
