@@ -43,6 +43,7 @@ fn config(group: &str, name: &str, protocol: ConnectProtocolVersion) -> Membersh
         worker_url: format!("http://{name}:8083/"),
         scheduled_rebalance_max_delay: Duration::from_millis(3_000),
         client_id: format!("connect-{name}"),
+        security: Default::default(),
     }
 }
 

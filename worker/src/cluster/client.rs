@@ -3,94 +3,61 @@
 //!
 //! One request in flight per connection: membership is a sequential conversation (join, sync,
 //! then heartbeats), so pipelining would buy nothing.
+//!
+//! # Security
+//!
+//! Every `security.protocol` is supported: `PLAINTEXT`, `SSL` (TLS, with a client certificate
+//! when configured: see [`super::tls`]), `SASL_PLAINTEXT` and `SASL_SSL` with the mechanisms
+//! `PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512` and `OAUTHBEARER` (see [`super::sasl`]). A
+//! connection is: TCP, the TLS handshake, `ApiVersions`, then `SaslHandshake` (v1) and
+//! `SaslAuthenticate` (v0–v2) rounds, as Java's `SaslClientAuthenticator` does.
+//!
+//! Re-authentication (KIP-368): when the broker's `SaslAuthenticate` answer carries a session
+//! lifetime (its `connections.max.reauth.ms`), the connection re-authenticates *in band*, on the
+//! same connection, before the first request sent after 85–95 % of that lifetime (Java's window,
+//! jittered so many members do not re-authenticate at once). In band rather than by
+//! reconnecting because a request is only ever sent between two complete responses (one
+//! request in flight), so nothing can interleave with the SASL frames, and the member keeps
+//! its coordinator connection: no new FindCoordinator, TCP and TLS handshakes every lifetime,
+//! and no window in which a heartbeat fails because the broker closed an expired connection.
+//! The broker closes an expired session only when a request other than `SaslHandshake` arrives,
+//! so a connection left idle past its lifetime still re-authenticates first. If
+//! re-authentication fails, the connection is dropped and the next request reconnects (and
+//! authenticates afresh).
+//!
+//! # Errors that end start-up
+//!
+//! These are fatal ([`ClientError::is_fatal`]), so the member reports [`super::GroupEvent::Fatal`]
+//! within seconds instead of retrying: a rejected authentication (the broker's message), a
+//! mechanism the listener does not enable, an untrusted or mismatching broker certificate, a
+//! client certificate the broker requires or rejects, TLS aimed at a listener that does not
+//! speak it (the broker closes the connection during the handshake; fatal only before any
+//! connection succeeded, afterwards it is a broker going away), SASL aimed at a listener
+//! without SASL (`SaslHandshake` answered `ILLEGAL_SASL_STATE`), and unusable TLS material.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
+
+use std::time::Instant;
 
 use bytes::{Buf, Bytes, BytesMut};
 use kafka_protocol::messages::{
     ApiKey, ApiVersionsRequest, ApiVersionsResponse, FindCoordinatorRequest, GroupId,
     HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, RequestHeader,
-    ResponseHeader, SyncGroupRequest, SyncGroupResponse,
+    ResponseHeader, SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
+    SaslHandshakeResponse, SyncGroupRequest, SyncGroupResponse,
     join_group_request::JoinGroupRequestProtocol, leave_group_request::MemberIdentity,
     sync_group_request::SyncGroupRequestAssignment,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Request, StrBytes};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use rand::Rng;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// Kafka error codes this module reacts to.
-pub mod codes {
-    pub const NONE: i16 = 0;
-    pub const COORDINATOR_LOAD_IN_PROGRESS: i16 = 14;
-    pub const COORDINATOR_NOT_AVAILABLE: i16 = 15;
-    pub const NOT_COORDINATOR: i16 = 16;
-    pub const ILLEGAL_GENERATION: i16 = 22;
-    pub const INCONSISTENT_GROUP_PROTOCOL: i16 = 23;
-    pub const INVALID_GROUP_ID: i16 = 24;
-    pub const UNKNOWN_MEMBER_ID: i16 = 25;
-    pub const INVALID_SESSION_TIMEOUT: i16 = 26;
-    pub const REBALANCE_IN_PROGRESS: i16 = 27;
-    pub const GROUP_AUTHORIZATION_FAILED: i16 = 30;
-    pub const UNSUPPORTED_VERSION: i16 = 35;
-    pub const MEMBER_ID_REQUIRED: i16 = 79;
-    pub const GROUP_MAX_SIZE_REACHED: i16 = 81;
-
-    /// Errors no retry can fix: the worker must stop.
-    pub fn is_fatal(code: i16) -> bool {
-        matches!(
-            code,
-            INCONSISTENT_GROUP_PROTOCOL
-                | INVALID_GROUP_ID
-                | INVALID_SESSION_TIMEOUT
-                | GROUP_AUTHORIZATION_FAILED
-                | UNSUPPORTED_VERSION
-                | GROUP_MAX_SIZE_REACHED
-        )
-    }
-
-    /// Errors that mean the coordinator moved or is starting: find it again.
-    pub fn needs_rediscovery(code: i16) -> bool {
-        matches!(
-            code,
-            COORDINATOR_LOAD_IN_PROGRESS | COORDINATOR_NOT_AVAILABLE | NOT_COORDINATOR
-        )
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ClientError {
-    #[error("i/o error talking to {broker}: {source}")]
-    Io {
-        broker: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("request to {broker} timed out after {timeout:?}")]
-    Timeout { broker: String, timeout: Duration },
-    #[error("malformed kafka protocol message from {broker}: {reason}")]
-    Protocol { broker: String, reason: String },
-    #[error("broker {broker} does not support {api:?} versions {min}..={max}")]
-    Unsupported {
-        broker: String,
-        api: ApiKey,
-        min: i16,
-        max: i16,
-    },
-    #[error("broker error code {code} in {api:?}")]
-    Broker { api: ApiKey, code: i16 },
-}
-
-impl ClientError {
-    /// Whether retrying cannot help (auth, version, config errors).
-    pub fn is_fatal(&self) -> bool {
-        match self {
-            ClientError::Unsupported { .. } => true,
-            ClientError::Broker { code, .. } => codes::is_fatal(*code),
-            _ => false,
-        }
-    }
-}
+pub use super::errors::{ClientError, codes};
+use super::sasl::{SaslSession, Step};
+use super::tls::{self, TlsClient};
+use crate::security::{KafkaSecurity, Sasl, SecurityProtocol};
 
 /// The API versions this client can speak (field layouts it fills in); the broker's ApiVersions
 /// answer narrows each to the newest both sides support.
@@ -102,23 +69,95 @@ const WANTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::LeaveGroup, 3, 5),
 ];
 
-/// One TCP connection to one broker.
+/// The SASL APIs, asked for only when the connection authenticates.
+const WANTED_SASL: &[(ApiKey, i16, i16)] = &[
+    (ApiKey::SaslHandshake, 1, 1),
+    (ApiKey::SaslAuthenticate, 0, 2),
+];
+
+/// Java's re-authentication window: 85 % of the session lifetime plus up to 10 % jitter.
+const REAUTH_WINDOW: (f64, f64) = (0.85, 0.95);
+
+/// The security of every connection, checked and prepared once from [`KafkaSecurity`].
+#[derive(Debug, Clone)]
+pub struct Security {
+    protocol: SecurityProtocol,
+    tls: Option<TlsClient>,
+    sasl: Option<Sasl>,
+}
+
+impl Security {
+    /// Builds the TLS configuration (parsing the PEM material) and checks that TLS and SASL
+    /// settings are present exactly when `security.protocol` asks for them.
+    pub fn new(security: &KafkaSecurity) -> Result<Self, ClientError> {
+        let config = |reason: String| ClientError::Config { reason };
+        let protocol = security.protocol;
+        let tls = match (&security.tls, protocol.uses_tls()) {
+            (Some(t), true) => Some(TlsClient::new(t).map_err(config)?),
+            // No TLS settings at all: Java's defaults (system trust, host-name checks).
+            (None, true) => Some(
+                TlsClient::new(&crate::security::Tls {
+                    verify_hostname: true,
+                    ..Default::default()
+                })
+                .map_err(config)?,
+            ),
+            (Some(_), false) | (None, false) => None,
+        };
+        let sasl = match (&security.sasl, protocol.uses_sasl()) {
+            (Some(s), true) => {
+                // Reject mechanism/credential mismatches now, not at the first connection.
+                SaslSession::start(s).map_err(config)?;
+                Some(s.clone())
+            }
+            (None, true) => {
+                return Err(config(format!(
+                    "security.protocol={} needs sasl.mechanism and sasl.jaas.config",
+                    protocol.name()
+                )));
+            }
+            (_, false) => None,
+        };
+        Ok(Security {
+            protocol,
+            tls,
+            sasl,
+        })
+    }
+}
+
+trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+
+/// One connection (TCP, or TLS over TCP) to one broker, authenticated if SASL is configured.
 pub struct Connection {
     broker: String,
-    stream: TcpStream,
+    stream: Box<dyn Io>,
     client_id: String,
     correlation_id: i32,
     versions: BTreeMap<i16, i16>,
+    protocol: SecurityProtocol,
+    /// `Some(has a client certificate)` on TLS connections, to explain TLS alerts.
+    tls_client_cert: Option<bool>,
+    sasl: Option<Sasl>,
+    /// When to re-authenticate (KIP-368), if the broker gave the session a lifetime.
+    reauth_at: Option<Instant>,
+    authentications: u32,
+    auth_timeout: Duration,
 }
 
 impl Connection {
-    /// Connects and negotiates versions with ApiVersions.
+    /// Connects (TCP, TLS), negotiates versions with ApiVersions and authenticates (SASL).
+    /// `first`: no connection of this client has succeeded yet, so a connection closed during
+    /// the TLS handshake means a listener without TLS rather than a broker going away.
     pub async fn connect(
         broker: &str,
         client_id: &str,
         timeout: Duration,
+        security: &Security,
+        first: bool,
     ) -> Result<Self, ClientError> {
-        let stream = tokio::time::timeout(timeout, TcpStream::connect(broker))
+        let tcp = tokio::time::timeout(timeout, TcpStream::connect(broker))
             .await
             .map_err(|_| ClientError::Timeout {
                 broker: broker.to_owned(),
@@ -128,25 +167,63 @@ impl Connection {
                 broker: broker.to_owned(),
                 source,
             })?;
-        stream.set_nodelay(true).ok();
+        tcp.set_nodelay(true).ok();
+        let stream: Box<dyn Io> = match &security.tls {
+            None => Box::new(tcp),
+            Some(tls) => {
+                let handshake = tokio::time::timeout(timeout, tls.handshake(broker, tcp))
+                    .await
+                    .map_err(|_| ClientError::Timeout {
+                        broker: broker.to_owned(),
+                        timeout,
+                    })?;
+                match handshake {
+                    Ok(s) => Box::new(s),
+                    Err(e) => {
+                        return Err(match tls::describe_failure(&e, tls.has_client_cert()) {
+                            Some(reason) => ClientError::Tls {
+                                broker: broker.to_owned(),
+                                reason,
+                            },
+                            None if first && is_closed(&e) => ClientError::NotTls {
+                                broker: broker.to_owned(),
+                                protocol: security.protocol.name(),
+                            },
+                            None => ClientError::Io {
+                                broker: broker.to_owned(),
+                                source: e,
+                            },
+                        });
+                    }
+                }
+            }
+        };
         let mut conn = Connection {
             broker: broker.to_owned(),
             stream,
             client_id: client_id.to_owned(),
             correlation_id: 0,
             versions: BTreeMap::new(),
+            protocol: security.protocol,
+            tls_client_cert: security.tls.as_ref().map(TlsClient::has_client_cert),
+            sasl: security.sasl.clone(),
+            reauth_at: None,
+            authentications: 0,
+            auth_timeout: timeout,
         };
-        let mut req = ApiVersionsRequest::default();
-        req.client_software_name = StrBytes::from_static_str("connect-worker-rs");
-        req.client_software_version = StrBytes::from_static_str(env!("CARGO_PKG_VERSION"));
-        let resp: ApiVersionsResponse = conn.send(&req, 3, timeout).await?;
+        let resp: ApiVersionsResponse = conn.request(&api_versions_request(), 3, timeout).await?;
         if resp.error_code != codes::NONE {
             return Err(ClientError::Broker {
                 api: ApiKey::ApiVersions,
                 code: resp.error_code,
             });
         }
-        for &(api, min, max) in WANTED {
+        let sasl_apis = if conn.sasl.is_some() {
+            WANTED_SASL
+        } else {
+            &[]
+        };
+        for &(api, min, max) in WANTED.iter().chain(sasl_apis) {
             let theirs = resp.api_keys.iter().find(|k| k.api_key == api as i16);
             let v = theirs
                 .map(|k| k.max_version.min(max))
@@ -165,6 +242,9 @@ impl Connection {
                 }
             }
         }
+        if conn.sasl.is_some() {
+            conn.authenticate().await?;
+        }
         Ok(conn)
     }
 
@@ -172,12 +252,119 @@ impl Connection {
         &self.broker
     }
 
+    /// An ApiVersions round trip through [`send`](Self::send) (so re-authenticating first
+    /// when due): a liveness check of an established connection.
+    pub async fn api_versions(&mut self, timeout: Duration) -> Result<(), ClientError> {
+        let resp: ApiVersionsResponse = self.send(&api_versions_request(), 3, timeout).await?;
+        match resp.error_code {
+            codes::NONE => Ok(()),
+            code => Err(ClientError::Broker {
+                api: ApiKey::ApiVersions,
+                code,
+            }),
+        }
+    }
+
+    /// How many times this connection authenticated (1 + re-authentications); 0 without SASL.
+    pub fn authentications(&self) -> u32 {
+        self.authentications
+    }
+
+    /// SaslHandshake, then SaslAuthenticate rounds until the mechanism is done; on success,
+    /// schedules the next re-authentication from the session lifetime the broker gave.
+    async fn authenticate(&mut self) -> Result<(), ClientError> {
+        let sasl = self.sasl.clone().expect("only called with SASL configured");
+        let mechanism = sasl.mechanism.name();
+        let timeout = self.auth_timeout;
+        let failed = |broker: &str, message: String| ClientError::Authentication {
+            broker: broker.to_owned(),
+            mechanism,
+            message,
+        };
+        let mut hs = SaslHandshakeRequest::default();
+        hs.mechanism = StrBytes::from_static_str(mechanism);
+        let resp: SaslHandshakeResponse = self
+            .request(&hs, self.version(ApiKey::SaslHandshake), timeout)
+            .await?;
+        match resp.error_code {
+            codes::NONE => {}
+            codes::ILLEGAL_SASL_STATE if self.authentications == 0 => {
+                return Err(ClientError::NotSasl {
+                    broker: self.broker.clone(),
+                    protocol: self.protocol.name(),
+                });
+            }
+            codes::UNSUPPORTED_SASL_MECHANISM => {
+                let enabled: Vec<String> = resp.mechanisms.iter().map(|m| m.to_string()).collect();
+                return Err(failed(
+                    &self.broker,
+                    format!(
+                        "the listener does not enable SASL mechanism {mechanism} (it enables: {})",
+                        enabled.join(", ")
+                    ),
+                ));
+            }
+            code => {
+                return Err(ClientError::Broker {
+                    api: ApiKey::SaslHandshake,
+                    code,
+                });
+            }
+        }
+        let (mut session, mut out) =
+            SaslSession::start(&sasl).map_err(|reason| ClientError::Config { reason })?;
+        let version = self.version(ApiKey::SaslAuthenticate);
+        let lifetime_ms = loop {
+            let mut req = SaslAuthenticateRequest::default();
+            req.auth_bytes = Bytes::from(out);
+            let resp: SaslAuthenticateResponse = self.request(&req, version, timeout).await?;
+            if resp.error_code != codes::NONE {
+                let message = match resp.error_message {
+                    Some(m) if !m.is_empty() => m.to_string(),
+                    _ => format!("error code {}", resp.error_code),
+                };
+                return Err(failed(&self.broker, message));
+            }
+            match session
+                .step(&resp.auth_bytes)
+                .map_err(|m| failed(&self.broker, m))?
+            {
+                Step::Send(next) => out = next,
+                Step::Done => break resp.session_lifetime_ms,
+            }
+        };
+        self.authentications += 1;
+        self.reauth_at = (lifetime_ms > 0).then(|| {
+            let share = rand::rng().random_range(REAUTH_WINDOW.0..REAUTH_WINDOW.1);
+            Instant::now() + Duration::from_millis((lifetime_ms as f64 * share) as u64)
+        });
+        tracing::debug!(
+            broker = %self.broker, mechanism, lifetime_ms, times = self.authentications,
+            "SASL authentication succeeded"
+        );
+        Ok(())
+    }
+
     fn version(&self, api: ApiKey) -> i16 {
         self.versions[&(api as i16)]
     }
 
-    /// Sends one request and waits for its response.
+    /// Sends one request and waits for its response, re-authenticating first when the SASL
+    /// session is due (see the module doc).
     pub async fn send<R: Request>(
+        &mut self,
+        req: &R,
+        version: i16,
+        timeout: Duration,
+    ) -> Result<R::Response, ClientError> {
+        if self.reauth_at.is_some_and(|at| Instant::now() >= at) {
+            tracing::debug!(broker = %self.broker, "re-authenticating (KIP-368)");
+            self.authenticate().await?;
+        }
+        self.request(req, version, timeout).await
+    }
+
+    async fn request<R: Request>(
         &mut self,
         req: &R,
         version: i16,
@@ -211,9 +398,18 @@ impl Connection {
             .map_err(|e| proto(format!("encoding request header: {e}")))?;
         req.encode(&mut body, version)
             .map_err(|e| proto(format!("encoding request: {e}")))?;
-        let io = |source| ClientError::Io {
-            broker: self.broker.clone(),
-            source,
+        let io = |source: std::io::Error| match self
+            .tls_client_cert
+            .and_then(|cert| tls::describe_failure(&source, cert))
+        {
+            Some(reason) => ClientError::Tls {
+                broker: self.broker.clone(),
+                reason,
+            },
+            None => ClientError::Io {
+                broker: self.broker.clone(),
+                source,
+            },
         };
         let mut frame = Vec::with_capacity(body.len() + 4);
         frame.extend_from_slice(&(body.len() as i32).to_be_bytes());
@@ -244,12 +440,32 @@ impl Connection {
     }
 }
 
+/// ApiVersions v3 (the broker refuses it without the client software's name and version).
+fn api_versions_request() -> ApiVersionsRequest {
+    let mut req = ApiVersionsRequest::default();
+    req.client_software_name = StrBytes::from_static_str("connect-worker-rs");
+    req.client_software_version = StrBytes::from_static_str(env!("CARGO_PKG_VERSION"));
+    req
+}
+
+/// Whether an i/o error means the peer closed the connection.
+fn is_closed(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(
+        e.kind(),
+        UnexpectedEof | ConnectionReset | ConnectionAborted | BrokenPipe
+    )
+}
+
 /// The group's conversation with its coordinator.
 pub struct GroupClient {
     bootstrap: Vec<String>,
     client_id: String,
     group_id: String,
     request_timeout: Duration,
+    security: Security,
+    /// Whether any connection succeeded yet (see [`Connection::connect`]'s `first`).
+    connected: bool,
     coordinator: Option<Connection>,
 }
 
@@ -266,13 +482,16 @@ pub struct JoinResult {
 }
 
 impl GroupClient {
+    /// A client for `group_id`; fails only on unusable security settings (PEM material that
+    /// does not parse, SASL without credentials).
     pub fn new(
         bootstrap_servers: &str,
         client_id: &str,
         group_id: &str,
         request_timeout: Duration,
-    ) -> Self {
-        GroupClient {
+        security: &KafkaSecurity,
+    ) -> Result<Self, ClientError> {
+        Ok(GroupClient {
             bootstrap: bootstrap_servers
                 .split(',')
                 .map(|s| s.trim().to_owned())
@@ -281,8 +500,23 @@ impl GroupClient {
             client_id: client_id.to_owned(),
             group_id: group_id.to_owned(),
             request_timeout,
+            security: Security::new(security)?,
+            connected: false,
             coordinator: None,
-        }
+        })
+    }
+
+    async fn connect(&mut self, broker: &str) -> Result<Connection, ClientError> {
+        let conn = Connection::connect(
+            broker,
+            &self.client_id,
+            self.request_timeout,
+            &self.security,
+            !self.connected,
+        )
+        .await?;
+        self.connected = true;
+        Ok(conn)
     }
 
     /// Forgets the coordinator so the next request finds it again.
@@ -317,8 +551,8 @@ impl GroupClient {
         Ok(self.coordinator.as_mut().expect("set above"))
     }
 
-    async fn find_via(&self, broker: &str) -> Result<Connection, ClientError> {
-        let mut conn = Connection::connect(broker, &self.client_id, self.request_timeout).await?;
+    async fn find_via(&mut self, broker: &str) -> Result<Connection, ClientError> {
+        let mut conn = self.connect(broker).await?;
         let version = conn.version(ApiKey::FindCoordinator);
         let mut req = FindCoordinatorRequest::default();
         req.key_type = 0; // GROUP
@@ -348,18 +582,17 @@ impl GroupClient {
         }
         let addr = format!("{host}:{port}");
         tracing::debug!(group = %self.group_id, coordinator = %addr, "found group coordinator");
-        Connection::connect(&addr, &self.client_id, self.request_timeout).await
+        self.connect(&addr).await
     }
 
-    /// Drops the connection if the request failed at the transport level: its stream may hold
-    /// half a response.
+    /// Drops the connection if the request failed other than with a broker error code: its
+    /// stream may hold half a response, or the broker closes it (failed re-authentication).
     fn check<T>(&mut self, r: Result<T, ClientError>) -> Result<T, ClientError> {
-        if matches!(
-            r,
-            Err(ClientError::Io { .. }
-                | ClientError::Timeout { .. }
-                | ClientError::Protocol { .. })
-        ) {
+        let keep = |e: &ClientError| {
+            matches!(e, ClientError::Broker { api, .. }
+                if !matches!(api, ApiKey::SaslHandshake | ApiKey::SaslAuthenticate))
+        };
+        if matches!(r, Err(ref e) if !keep(e)) {
             self.coordinator = None;
         }
         r

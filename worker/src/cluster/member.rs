@@ -15,6 +15,7 @@ use super::assignor::{
 };
 use super::client::{ClientError, GroupClient, JoinResult, codes};
 use super::protocol::{ConnectProtocolVersion, ExtendedAssignment, WorkerMetadata};
+use crate::security::KafkaSecurity;
 
 /// How this worker takes part in the group (the `DistributedConfig` keys that matter here).
 #[derive(Debug, Clone)]
@@ -29,6 +30,8 @@ pub struct MembershipConfig {
     pub worker_url: String,
     pub scheduled_rebalance_max_delay: Duration,
     pub client_id: String,
+    /// `security.protocol`, `ssl.*`, `sasl.*`: TLS and SASL of every connection to the brokers.
+    pub security: KafkaSecurity,
 }
 
 /// What the member reports to the herder, in order.
@@ -106,12 +109,31 @@ pub fn spawn_member(
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::channel(256);
     let request_timeout = config.session_timeout.max(Duration::from_secs(5));
-    let client = GroupClient::new(
+    let client = match GroupClient::new(
         &config.bootstrap_servers,
         &config.client_id,
         &config.group_id,
         request_timeout,
-    );
+        &config.security,
+    ) {
+        Ok(client) => client,
+        Err(e) => {
+            // Unusable TLS material or SASL settings: report it as the first event.
+            let msg = e.to_string();
+            tracing::error!(group = %config.group_id, error = %msg, "group membership failed");
+            let task = tokio::spawn(async move {
+                let _ = ev_tx.send(GroupEvent::Fatal(msg)).await;
+                drop(cmd_rx);
+            });
+            return (
+                GroupHandle {
+                    commands: cmd_tx,
+                    task,
+                },
+                ev_rx,
+            );
+        }
+    };
     let member = Member {
         config,
         snapshot,
@@ -284,6 +306,12 @@ impl Member {
                 format!("coordinator moved (error code {code})")
             }
             Ok(code) => format!("error code {code}"),
+            // Authentication or TLS failed (re-authentication, reconnect): rejoining reports
+            // the error as fatal if it persists.
+            Err(e) if e.is_fatal() => {
+                tracing::warn!(group = %self.config.group_id, error = %e, "heartbeat failed");
+                return true;
+            }
             // Transport trouble: the next heartbeat looks the coordinator up again.
             Err(e) => e.to_string(),
         };

@@ -5,7 +5,12 @@
 //!   `IncrementalCooperativeConnectProtocol`
 //! - [`assignor`]: the leader's pure assignors, incremental cooperative and eager
 //! - [`client`]: a minimal async Kafka client for ApiVersions, FindCoordinator, JoinGroup,
-//!   SyncGroup, Heartbeat and LeaveGroup
+//!   SyncGroup, Heartbeat and LeaveGroup, over PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
+//!   (re-authenticating in band, KIP-368, when the broker limits the session)
+//! - [`errors`]: [`client::ClientError`] and the error codes, and which errors are fatal
+//! - [`tls`]: rustls client configuration (CA or system roots, client certificates, optional
+//!   host-name check) and readable TLS failures
+//! - [`sasl`]: the PLAIN, SCRAM-SHA-256/512 and OAUTHBEARER client exchanges
 //! - [`member`]: the background task the herder talks to ([`spawn_member`], [`GroupHandle`],
 //!   [`GroupEvent`])
 //!
@@ -49,11 +54,17 @@
 //! - REBALANCE_IN_PROGRESS (heartbeat, sync): rejoin.
 //! - Authorization, invalid group or session timeout, unsupported broker versions:
 //!   [`GroupEvent::Fatal`], and the member task ends.
+//! - Authentication failures, untrusted or rejected certificates, TLS or SASL aimed at a
+//!   listener that does not speak it, unusable TLS material: [`GroupEvent::Fatal`] with a
+//!   message naming the broker and the problem (see [`client`]'s "Errors that end start-up").
 
 pub mod assignor;
 pub mod client;
+pub mod errors;
 pub mod member;
 pub mod protocol;
+pub mod sasl;
+pub mod tls;
 
 pub use assignor::{ClusterConfigSnapshot, Work};
 pub use member::{GroupEvent, GroupHandle, MembershipConfig, spawn_member};

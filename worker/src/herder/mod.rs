@@ -169,6 +169,7 @@ impl Herder {
                 } else {
                     parts.config.client_id.clone()
                 },
+                security: parts.config.kafka_security.clone(),
             },
             snapshot_rx,
         );
