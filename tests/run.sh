@@ -36,6 +36,8 @@ export "${secure_out##*$'\n'}"
 if ! "$root/deploy/postgres.sh" status | grep -q running; then started+=(postgres); fi
 pg_out=$("$root/deploy/postgres.sh" up)
 export "${pg_out##*$'\n'}"
+# The CA of the server's TLS certificate (Postgres-over-TLS tests).
+export "$(grep '^PG_CA=' <<<"$pg_out")"
 
 # The object-store sink's S3 test: moto's S3-compatible server (any credentials are accepted).
 if ! "$root/deploy/s3.sh" status | grep -q running; then started+=(s3); fi
