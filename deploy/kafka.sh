@@ -6,6 +6,7 @@
 #   deploy/kafka.sh status [--nodes N]
 #   deploy/kafka.sh reset [--nodes N] stop it and delete its data
 #   deploy/kafka.sh kill-node I [--nodes N]   SIGKILL node I (broker-failure tests; `up` restarts it)
+#   deploy/kafka.sh up|down|status|reset --secure   the secured cluster (TLS, SASL, mTLS; see below)
 #   deploy/kafka.sh tool CLASS [ARGS...]      run one of Kafka's own tools from the same jars, e.g.
 #       deploy/kafka.sh tool org.apache.kafka.tools.ConsoleProducer --bootstrap-server 127.0.0.1:39092 \
 #         --topic t --compression-codec zstd < lines.txt
@@ -21,6 +22,20 @@
 # `up` waits until every broker answers metadata requests and prints
 # KAFKA_BOOTSTRAP_SERVERS=... as its last line. Override the ports with KAFKA_PORT_BASE (one
 # node) and KAFKA3_PORT_BASE (three nodes), e.g. to run a second checkout's tests side by side.
+#
+# A secured single-node cluster (`up|down|status|reset --secure`, data in .local/kafka/cluster-secure,
+# ports from KAFKA_SECURE_PORT_BASE, default 39492) has no listener a plaintext client can use:
+#
+#   127.0.0.1:39492  SASL_SSL: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER (unsecured tokens)
+#   127.0.0.1:39493  SSL with client certificates required (mTLS); also the inter-broker listener
+#   127.0.0.1:39494  the KRaft controller (SSL with client certificates; not for clients' data)
+#
+# `up --secure` generates its certificates with openssl (a CA, the broker's certificate for
+# 127.0.0.1 and localhost, a client certificate as PEM and PKCS#12, a PKCS#12 truststore, and an
+# unrelated CA nobody trusts), creates the SCRAM user when it formats the storage, writes the
+# addresses, files and credentials to .local/kafka/cluster-secure/secure.env (also printed) and
+# prints KAFKA_SECURE_ENV=<that file> as its last line. Java client configs for each way in are
+# left next to it (client-*.properties, for Kafka's tools' --command-config).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,21 +50,27 @@ if [ "$cmd" = kill-node ]; then node_arg=${1:?kill-node needs a node number}; sh
 tool_args=()
 if [ "$cmd" = tool ]; then tool_args=("$@"); set --; fi
 nodes=1
+secure=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
     --nodes=*) nodes=${1#--nodes=}; shift ;;
+    --secure) secure=1; shift ;;
     *) echo "kafka.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
 case "$nodes" in ''|*[!0-9]*|0) echo "kafka.sh: --nodes must be a positive number" >&2; exit 2 ;; esac
+if [ "$secure" = 1 ] && [ "$nodes" != 1 ]; then echo "kafka.sh: --secure runs one node" >&2; exit 2; fi
 
-if [ "$nodes" = 1 ]; then base=${KAFKA_PORT_BASE:-39092}; ctl_base=$((base + 1))
-else base=${KAFKA3_PORT_BASE:-39192}; ctl_base=$((base + 100)); fi
-cluster=$home/cluster-n$nodes
+if [ "$secure" = 1 ]; then
+  # broker_port is the SASL_SSL listener; the mTLS listener is the next port, the controller the one after.
+  base=${KAFKA_SECURE_PORT_BASE:-39492}; ctl_base=$((base + 2)); cluster=$home/cluster-secure
+elif [ "$nodes" = 1 ]; then base=${KAFKA_PORT_BASE:-39092}; ctl_base=$((base + 1)); cluster=$home/cluster-n1
+else base=${KAFKA3_PORT_BASE:-39192}; ctl_base=$((base + 100)); cluster=$home/cluster-n$nodes; fi
 
 broker_port() { echo $((base + $1 - 1)); }
 controller_port() { echo $((ctl_base + $1 - 1)); }
+probe_port() { if [ "$secure" = 1 ]; then ssl_port; else broker_port "$1"; fi; }
 bootstrap() {
   local i out=""
   for i in $(seq 1 "$nodes"); do out="${out:+$out,}127.0.0.1:$(broker_port "$i")"; done
@@ -59,6 +80,8 @@ pid_of() { cat "$cluster/node-$1/pid" 2>/dev/null || true; }
 alive() { local p; p=$(pid_of "$1"); [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
 # Command-line tools log to the cluster folder too (the broker config names kafka.logs.dir).
 java_run() { java -Xmx256m -cp "$jars/*" -Dkafka.logs.dir="$cluster/tools-logs" -Dlog4j2.configurationFile="$cluster/log4j2.properties" "$@"; }
+# shellcheck source=deploy/kafka/secure.sh
+. "$root/deploy/kafka/secure.sh"
 
 fetch_jars() {
   [ -f "$jars/.complete" ] && return 0
@@ -91,6 +114,7 @@ logger.kafka.level = INFO
 logger.state.name = state.change.logger
 logger.state.level = WARN
 L4J
+  if [ "$secure" = 1 ]; then write_secure_config; return; fi
   for i in $(seq 1 "$nodes"); do
     mkdir -p "$cluster/node-$i/logs"
     cat > "$cluster/node-$i/server.properties" <<PROPS
@@ -122,10 +146,12 @@ PROPS
 }
 
 wait_ready() {
-  local i deadline=$((SECONDS + 120))
+  local i deadline=$((SECONDS + 120)) probe=()
+  # The secured cluster is probed through its mTLS listener.
+  [ "$secure" = 1 ] && probe=(--command-config "$cluster/client-ssl.properties")
   for i in $(seq 1 "$nodes"); do
-    until java_run org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:$(broker_port "$i")" \
-          --list >/dev/null 2>&1; do
+    until java_run org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:$(probe_port "$i")" \
+          "${probe[@]}" --list >/dev/null 2>&1; do
       if ! alive "$i"; then
         echo "kafka.sh: node $i exited; last lines of its log:" >&2
         tail -n 30 "$cluster/node-$i/logs/server.log" "$cluster/node-$i/stdout.log" >&2 || true
@@ -141,12 +167,13 @@ up() {
   local i running=0
   for i in $(seq 1 "$nodes"); do alive "$i" && running=$((running + 1)); done
   if [ "$running" = "$nodes" ]; then
-    echo "kafka.sh: reusing the running $nodes-node cluster (Apache Kafka $KAFKA_VERSION)" >&2
+    echo "kafka.sh: reusing the running $(describe) (Apache Kafka $KAFKA_VERSION)" >&2
     wait_ready
-    echo "KAFKA_BOOTSTRAP_SERVERS=$(bootstrap)"
+    print_addresses
     return
   fi
   fetch_jars
+  [ "$secure" = 1 ] && make_certs
   write_configs
   local cid
   if [ -f "$cluster/cluster-id" ]; then cid=$(cat "$cluster/cluster-id")
@@ -154,8 +181,10 @@ up() {
   for i in $(seq 1 "$nodes"); do
     alive "$i" && continue
     if [ ! -f "$cluster/node-$i/data/meta.properties" ]; then
+      local extra=()
+      [ "$secure" = 1 ] && mapfile -t extra < <(scram_format_args)
       java_run -Dkafka.logs.dir="$cluster/node-$i/logs" kafka.tools.StorageTool format \
-        -t "$cid" -c "$cluster/node-$i/server.properties" >/dev/null
+        -t "$cid" -c "$cluster/node-$i/server.properties" "${extra[@]}" >/dev/null
     fi
     # setsid: the broker must outlive this script and the shell that ran it.
     setsid java -Xmx"$heap" -Xms"$heap" -XX:+UseG1GC -Djava.awt.headless=true \
@@ -167,8 +196,21 @@ up() {
   wait_ready
   local v
   v=$(grep -ho 'Kafka version: [^ ]*' "$cluster"/node-1/logs/server.log | tail -n 1 || true)
-  echo "kafka.sh: started Apache Kafka ${v#Kafka version: } ($nodes node(s), KRaft) under $cluster" >&2
-  echo "KAFKA_BOOTSTRAP_SERVERS=$(bootstrap)"
+  echo "kafka.sh: started Apache Kafka ${v#Kafka version: } ($(describe), KRaft) under $cluster" >&2
+  print_addresses
+}
+
+describe() { if [ "$secure" = 1 ]; then echo "secured cluster"; else echo "$nodes-node cluster"; fi; }
+
+# The last line is what callers export.
+print_addresses() {
+  if [ "$secure" = 1 ]; then
+    write_secure_env
+    cat "$cluster/secure.env"
+    echo "KAFKA_SECURE_ENV=$cluster/secure.env"
+  else
+    echo "KAFKA_BOOTSTRAP_SERVERS=$(bootstrap)"
+  fi
 }
 
 down() {
@@ -182,7 +224,7 @@ down() {
     kill -9 "$p" 2>/dev/null || true
     rm -f "$cluster/node-$i/pid"
   done
-  echo "kafka.sh: $nodes-node cluster stopped" >&2
+  echo "kafka.sh: $(describe) stopped" >&2
 }
 
 status() {
@@ -202,10 +244,10 @@ case "$cmd" in
     p=$(pid_of "$node_arg")
     [ -n "$p" ] && kill -9 "$p" 2>/dev/null || true
     rm -f "$cluster/node-$node_arg/pid"
-    echo "kafka.sh: killed node $node_arg of the $nodes-node cluster" >&2 ;;
+    echo "kafka.sh: killed node $node_arg of the $(describe)" >&2 ;;
   tool)
     [ ${#tool_args[@]} -gt 0 ] || { echo "usage: deploy/kafka.sh tool CLASS [ARGS...]" >&2; exit 2; }
     fetch_jars
     exec java -Xmx256m -cp "$jars/*" -Dlog4j2.level=warn "${tool_args[@]}" ;;
-  *) echo "usage: deploy/kafka.sh up|down|status|reset|kill-node I [--nodes N] | tool CLASS [ARGS...]" >&2; exit 2 ;;
+  *) echo "usage: deploy/kafka.sh up|down|status|reset|kill-node I [--nodes N | --secure] | tool CLASS [ARGS...]" >&2; exit 2 ;;
 esac

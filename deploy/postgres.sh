@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # A private PostgreSQL for development and tests (Debian's packages; installed if missing).
 #
-#   deploy/postgres.sh up      start (or reuse) it; the last line printed is DATABASE_URL=...
+#   deploy/postgres.sh up      start (or reuse) it; prints PG_CA=<CA file>, then DATABASE_URL=... last
 #   deploy/postgres.sh down    stop it
 #   deploy/postgres.sh status  prints `running` or `stopped`
 #   deploy/postgres.sh reset   stop it and delete its data
 #
 # Data, socket and log live in .local/postgres (see below); it listens on 127.0.0.1:${PG_PORT:-55432} with
 # trust authentication for the `postgres` user (loopback only: a test database, not a server).
+# TLS is on (clients choose with sslmode): at its first start it gets a server certificate for
+# 127.0.0.1 and localhost, made with openssl and signed by a CA of its own, ca.pem in its folder
+# (printed as PG_CA=...; `reset` deletes both).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,6 +52,31 @@ set_home() {
 }
 set_home
 
+# The CA and the server's certificate (PKCS#8 key readable by the server's user only).
+make_tls() {
+  local d=$home/tls
+  [ -f "$d/.complete" ] && return 0
+  command -v openssl >/dev/null || { echo "postgres.sh: openssl is required (TLS)" >&2; exit 1; }
+  rm -rf "$d"; mkdir -p "$d"
+  openssl req -x509 -new -newkey rsa:2048 -nodes -keyout "$d/ca.key" -out "$home/ca.pem" -days 3650 \
+    -subj "/CN=connect-test-postgres-ca" -extensions v3 \
+    -config <(printf '[req]\ndistinguished_name=dn\n[dn]\n[v3]\n%s\n%s\n%s\n' \
+      'basicConstraints=critical,CA:TRUE' 'keyUsage=critical,keyCertSign,cRLSign' 'subjectKeyIdentifier=hash') \
+    2>/dev/null
+  openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$d/server.key" 2>/dev/null
+  openssl req -new -key "$d/server.key" -subj "/CN=localhost" -out "$d/server.csr" \
+    -config <(printf '[req]\ndistinguished_name=dn\n[dn]\n')
+  openssl x509 -req -in "$d/server.csr" -CA "$home/ca.pem" -CAkey "$d/ca.key" -CAserial "$d/ca.srl" -CAcreateserial -days 825 \
+    -sha256 -out "$d/server.pem" -extfile <(printf '%s\n' 'basicConstraints=critical,CA:FALSE' \
+      'keyUsage=critical,digitalSignature,keyEncipherment' 'extendedKeyUsage=serverAuth' \
+      'subjectAltName=IP:127.0.0.1,DNS:localhost' 'subjectKeyIdentifier=hash' 'authorityKeyIdentifier=keyid') \
+    2>/dev/null
+  rm -f "$d/server.csr"
+  chmod 600 "$d/server.key" "$d/ca.key"
+  [ "$(id -u)" = 0 ] && chown -R postgres: "$d"
+  touch "$d/.complete"
+}
+
 running() { [ -n "$bin" ] && [ -f "$data/PG_VERSION" ] && as_pg "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; }
 
 up() {
@@ -59,12 +87,13 @@ up() {
     mkdir -p "$home/sock"
     chmod 755 "$home"
     [ "$(id -u)" = 0 ] && chown postgres: "$home" "$home/sock"
+    make_tls
     if [ ! -f "$data/PG_VERSION" ]; then
       as_pg "$bin/initdb" -D "$data" -U postgres --auth=trust -E UTF8 >"$home/initdb.log" 2>&1 \
         || { cat "$home/initdb.log" >&2; exit 1; }
     fi
     as_pg "$bin/pg_ctl" -D "$data" -l "$home/postgres.log" -w -t 60 \
-      -o "-p $port -k $home/sock -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off" \
+      -o "-p $port -k $home/sock -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off -c ssl=on -c ssl_cert_file=$home/tls/server.pem -c ssl_key_file=$home/tls/server.key" \
       start >/dev/null || { tail -n 30 "$home/postgres.log" >&2; exit 1; }
     echo "postgres.sh: started PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on port $port" >&2
   fi
@@ -72,6 +101,7 @@ up() {
     "$bin/pg_isready" -h 127.0.0.1 -p "$port" -q && break
     sleep 0.5
   done
+  echo "PG_CA=$home/ca.pem"
   echo "DATABASE_URL=$url"
 }
 

@@ -11,9 +11,11 @@ cd "$root"
 "$root/deploy/build-deps.sh"
 
 started=()
+secure_started=0
 cleanup() {
   local s
   declare -F cleanup_three_nodes >/dev/null && cleanup_three_nodes
+  [ "$secure_started" = 1 ] && { "$root/deploy/kafka.sh" down --secure || true; }
   for s in "${started[@]}"; do "$root/deploy/$s.sh" down || true; done
 }
 trap cleanup EXIT
@@ -28,9 +30,16 @@ cleanup_three_nodes() {
 kafka_out=$("$root/deploy/kafka.sh" up)
 export "${kafka_out##*$'\n'}"
 
+# The secured cluster (TLS, SASL, mTLS; no plaintext listener): its secure.env is KAFKA_SECURE_ENV.
+if ! "$root/deploy/kafka.sh" status --secure | grep -q running; then secure_started=1; fi
+secure_out=$("$root/deploy/kafka.sh" up --secure)
+export "${secure_out##*$'\n'}"
+
 if ! "$root/deploy/postgres.sh" status | grep -q running; then started+=(postgres); fi
 pg_out=$("$root/deploy/postgres.sh" up)
 export "${pg_out##*$'\n'}"
+# The CA of the server's TLS certificate (Postgres-over-TLS tests).
+export "$(grep '^PG_CA=' <<<"$pg_out")"
 
 # The object-store sink's S3 test: moto's S3-compatible server (any credentials are accepted).
 if ! "$root/deploy/s3.sh" status | grep -q running; then started+=(s3); fi
@@ -38,7 +47,7 @@ s3_out=$("$root/deploy/s3.sh" up)
 export "${s3_out##*$'\n'}"
 export AWS_ACCESS_KEY_ID=${AWS_ACCESS_KEY_ID:-test} AWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY:-test}
 
-echo "tests/run.sh: KAFKA_BOOTSTRAP_SERVERS=$KAFKA_BOOTSTRAP_SERVERS DATABASE_URL=$DATABASE_URL S3_ENDPOINT=$S3_ENDPOINT"
+echo "tests/run.sh: KAFKA_BOOTSTRAP_SERVERS=$KAFKA_BOOTSTRAP_SERVERS KAFKA_SECURE_ENV=$KAFKA_SECURE_ENV DATABASE_URL=$DATABASE_URL S3_ENDPOINT=$S3_ENDPOINT"
 
 if [ "${CI:-}" = true ]; then
   cargo fmt --all -- --check

@@ -3,6 +3,8 @@
 //! - [`kafka`]: the local Apache Kafka started by `deploy/kafka.sh` (address from
 //!   `KAFKA_BOOTSTRAP_SERVERS`), topic creation and reading with either isolation level.
 //! - [`postgres`]: the local PostgreSQL started by `deploy/postgres.sh` (`DATABASE_URL`).
+//! - [`secure`]: the secured Kafka of `deploy/kafka.sh up --secure` (TLS, SASL, mTLS; from
+//!   `KAFKA_SECURE_ENV`): addresses, certificates, credentials and librdkafka configs for each.
 //! - [`proxy`]: a TCP proxy in front of a real service, cut and restored to make it unreachable.
 //! - [`worker`]: real `connect-worker` processes (start, SIGKILL, SIGSTOP) and their REST API.
 //!
@@ -12,6 +14,7 @@
 pub mod kafka;
 pub mod postgres;
 pub mod proxy;
+pub mod secure;
 pub mod worker;
 
 /// Every `.jsonl` file below `dir` (the object-store sink's output on the local filesystem).

@@ -8,6 +8,17 @@ pub fn database_url() -> String {
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:55432/postgres".to_owned())
 }
 
+/// The CA that signed the test Postgres's TLS certificate: `PG_CA` (what `deploy/postgres.sh up`
+/// prints; `tests/run.sh` exports it), else where that script puts it in this checkout.
+pub fn ca() -> std::path::PathBuf {
+    match std::env::var("PG_CA") {
+        Ok(p) => p.into(),
+        Err(_) => {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.local/postgres/ca.pem")
+        }
+    }
+}
+
 pub async fn pool() -> PgPool {
     sqlx::postgres::PgPoolOptions::new()
         .max_connections(4)

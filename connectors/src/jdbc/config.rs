@@ -41,7 +41,7 @@ fn connection_keys(def: ConfigDef) -> ConfigDef {
         CONNECTION_URL_CONFIG,
         ConfigType::String,
         Importance::High,
-        "Postgres URL, e.g. postgres://user@host:5432/db",
+        "Postgres URL: postgres://user@host:5432/db?sslmode=verify-full&sslrootcert=ca.pem (libpq) or jdbc:postgresql://host:5432/db?user=u (pgJDBC)",
     ))
     .define(
         ConfigKey::new(
@@ -132,11 +132,13 @@ pub struct Connection {
 
 impl Connection {
     fn parse(p: &connect_api::config::ParsedConfig) -> Result<Self> {
+        let url = p
+            .string(CONNECTION_URL_CONFIG)
+            .ok_or_else(|| ConnectError::missing_required(CONNECTION_URL_CONFIG))?;
+        // A bad URL (unknown sslmode, missing root certificate, ...) fails the connector at start.
+        super::url::parse(url)?;
         Ok(Self {
-            url: p
-                .string(CONNECTION_URL_CONFIG)
-                .ok_or_else(|| ConnectError::missing_required(CONNECTION_URL_CONFIG))?
-                .to_owned(),
+            url: url.to_owned(),
             user: p.string(CONNECTION_USER_CONFIG).map(str::to_owned),
             password: p
                 .password(CONNECTION_PASSWORD_CONFIG)

@@ -15,6 +15,7 @@ mod config;
 mod pg;
 mod sink;
 mod source;
+pub mod url;
 
 pub use config::*;
 pub use sink::{

@@ -7,14 +7,15 @@ use std::collections::BTreeMap;
 use connect_api::data::logical::{DATE_NAME, TIMESTAMP_NAME, decimal_scale};
 use connect_api::data::{Schema, SchemaType, Value};
 use connect_api::error::{ConnectError, Result};
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::{ConnectOptions, Row};
 
-/// Opens a small pool (a task writes from one place at a time).
+/// Opens a small pool (a task writes from one place at a time) with the URL's TLS
+/// ([`super::url`]). A TLS failure (an untrusted or mismatched certificate, a server without
+/// TLS under `require`) is a fatal error naming the problem: retrying cannot fix it.
 pub async fn connect(url: &str, user: Option<&str>, password: Option<&str>) -> Result<PgPool> {
-    let mut opts: PgConnectOptions = url
-        .parse()
-        .map_err(|e| ConnectError::config(format!("invalid connection.url for Postgres: {e}")))?;
+    let parsed = super::url::parse(url)?;
+    let mut opts = parsed.options.clone();
     if let Some(u) = user {
         opts = opts.username(u);
     }
@@ -27,7 +28,52 @@ pub async fn connect(url: &str, user: Option<&str>, password: Option<&str>) -> R
         .acquire_timeout(std::time::Duration::from_secs(30))
         .connect_with(opts)
         .await
-        .map_err(|e| ConnectError::retriable("failed to connect to Postgres").with_source(e))
+        .map_err(|e| connect_error(&parsed, e))
+}
+
+/// The TLS problem behind a connection error: sqlx reports some as `Error::Tls`, and a
+/// certificate rustls refuses during the handshake as an I/O error wrapping `rustls::Error`.
+fn tls_failure(e: &sqlx::Error) -> Option<String> {
+    if let sqlx::Error::Tls(cause) = e {
+        return Some(cause.to_string());
+    }
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(r) = err.downcast_ref::<rustls::Error>() {
+            return Some(r.to_string());
+        }
+        if let Some(r) = err
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        {
+            return Some(r.to_string());
+        }
+        cur = err.source();
+    }
+    None
+}
+
+fn connect_error(url: &super::url::PgUrl, e: sqlx::Error) -> ConnectError {
+    match tls_failure(&e) {
+        Some(cause) => {
+            let ca = match &url.root_cert {
+                Some(p) => format!(", sslrootcert={}", p.display()),
+                None => String::new(),
+            };
+            ConnectError::fatal(format!(
+                "failed to connect to Postgres at {} over TLS (sslmode={}{ca}): {cause}",
+                url.address(),
+                url.ssl_mode_name()
+            ))
+            .with_source(e)
+        }
+        None => ConnectError::retriable(format!(
+            "failed to connect to Postgres at {}: {e}",
+            url.address()
+        ))
+        .with_source(e),
+    }
 }
 
 /// Runs one DDL statement (`CREATE TABLE IF NOT EXISTS`, `ADD COLUMN IF NOT EXISTS`) under a
@@ -276,6 +322,23 @@ pub fn fields_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_certificate_is_a_tls_failure_and_a_refused_connection_is_not() {
+        let refused_cert = sqlx::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
+        ));
+        let m = tls_failure(&refused_cert).expect("a TLS failure");
+        assert!(m.contains("invalid peer certificate: UnknownIssuer"), "{m}");
+        let no_tls = sqlx::Error::Tls("server does not support TLS".into());
+        assert_eq!(
+            tls_failure(&no_tls).as_deref(),
+            Some("server does not support TLS")
+        );
+        let refused = sqlx::Error::Io(std::io::ErrorKind::ConnectionRefused.into());
+        assert_eq!(tls_failure(&refused), None);
+    }
 
     #[test]
     fn quoting_and_text() {
