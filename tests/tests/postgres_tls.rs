@@ -80,7 +80,7 @@ async fn sessions(app: &str) -> Vec<(bool, Option<String>)> {
 }
 
 async fn task_failure(w: &WorkerProc, name: &str) -> String {
-    let status = eventually(
+    eventually(
         Duration::from_secs(60),
         &format!("{name} FAILED"),
         || async {
@@ -91,8 +91,7 @@ async fn task_failure(w: &WorkerProc, name: &str) -> String {
             (s["tasks"][0]["state"] == "FAILED").then(|| s["tasks"][0]["trace"].to_string())
         },
     )
-    .await;
-    status
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread")]
