@@ -37,9 +37,19 @@ pub async fn create_topics(names: &[&str], partitions: i32) {
 
 /// Creates topics on the cluster at `bootstrap` with the given replication factor.
 pub async fn create_topics_at(bootstrap: &str, names: &[&str], partitions: i32, replication: i32) {
-    let admin: AdminClient<DefaultClientContext> = client_config_at(bootstrap)
-        .create()
-        .expect("admin client config is valid");
+    create_topics_with(client_config_at(bootstrap), names, partitions, replication).await
+}
+
+/// Creates topics through a client made from `base` (e.g. one for the secured cluster).
+pub async fn create_topics_with(
+    base: ClientConfig,
+    names: &[&str],
+    partitions: i32,
+    replication: i32,
+) {
+    let bootstrap = base.get("bootstrap.servers").unwrap_or_default().to_owned();
+    let admin: AdminClient<DefaultClientContext> =
+        base.create().expect("admin client config is valid");
     let topics: Vec<NewTopic<'_>> = names
         .iter()
         .map(|n| NewTopic::new(n, partitions, TopicReplication::Fixed(replication)))
@@ -226,7 +236,17 @@ pub fn read_all_at(
     isolation: Isolation,
     timeout: Duration,
 ) -> Vec<Record> {
-    let consumer: BaseConsumer = client_config_at(bootstrap)
+    read_all_with(client_config_at(bootstrap), topics, isolation, timeout)
+}
+
+/// [`read_all_at`] through a client made from `base` (e.g. one for the secured cluster).
+pub fn read_all_with(
+    mut base: ClientConfig,
+    topics: &[&str],
+    isolation: Isolation,
+    timeout: Duration,
+) -> Vec<Record> {
+    let consumer: BaseConsumer = base
         .set("group.id", crate::unique("reader"))
         .set("auto.offset.reset", "earliest")
         .set("enable.auto.commit", "false")
