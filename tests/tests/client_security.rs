@@ -6,24 +6,11 @@
 //! The group join needs the group-membership client's TLS and SASL (another branch): these
 //! tests check what librdkafka clients do, up to the internal topics on the secure cluster.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
+use connect_tests::secure::{SecureKafka, secure};
 use connect_tests::worker::{ClusterSpec, WorkerProc, eventually, free_port, worker_binary};
-use rdkafka::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
-
-/// The lines of the secure cluster's `secure.env`.
-fn secure() -> BTreeMap<String, String> {
-    let path = std::env::var("KAFKA_SECURE_ENV")
-        .expect("KAFKA_SECURE_ENV is not set: run deploy/kafka.sh up --secure");
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{path}: {e} (run deploy/kafka.sh up --secure)"))
-        .lines()
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-        .collect()
-}
 
 fn scram_jaas(user: &str, password: &str) -> String {
     format!(
@@ -35,32 +22,16 @@ fn scram_jaas(user: &str, password: &str) -> String {
 fn sasl_ssl_spec(prefix: &str, password: &str) -> ClusterSpec {
     let s = secure();
     ClusterSpec::new(prefix)
-        .set("bootstrap.servers", &s["KAFKA_SECURE_SASL_SSL"])
+        .set("bootstrap.servers", &s.sasl_ssl)
         .set("security.protocol", "SASL_SSL")
         .set("sasl.mechanism", "SCRAM-SHA-512")
-        .set(
-            "sasl.jaas.config",
-            &scram_jaas(&s["KAFKA_SECURE_SCRAM_USER"], password),
-        )
+        .set("sasl.jaas.config", &scram_jaas(&s.scram_user, password))
         .set("ssl.truststore.type", "PKCS12")
-        .set("ssl.truststore.location", &s["KAFKA_SECURE_TRUSTSTORE_P12"])
         .set(
-            "ssl.truststore.password",
-            &s["KAFKA_SECURE_TRUSTSTORE_P12_PASSWORD"],
+            "ssl.truststore.location",
+            &s.truststore_p12.to_string_lossy(),
         )
-}
-
-/// The test's own client on the SASL_SSL listener.
-fn test_client() -> ClientConfig {
-    let s = secure();
-    let mut c = ClientConfig::new();
-    c.set("bootstrap.servers", &s["KAFKA_SECURE_SASL_SSL"])
-        .set("security.protocol", "SASL_SSL")
-        .set("sasl.mechanism", "SCRAM-SHA-512")
-        .set("sasl.username", &s["KAFKA_SECURE_SCRAM_USER"])
-        .set("sasl.password", &s["KAFKA_SECURE_SCRAM_PASSWORD"])
-        .set("ssl.ca.location", &s["KAFKA_SECURE_CA"]);
-    c
+        .set("ssl.truststore.password", &s.truststore_p12_password)
 }
 
 /// Waits until the three internal topics of `spec` exist on the secure cluster.
@@ -69,7 +40,10 @@ async fn internal_topics_exist(spec: &ClusterSpec, w: &WorkerProc) {
         .iter()
         .map(|t| spec.props[&format!("{t}.storage.topic")].clone())
         .collect();
-    let consumer: BaseConsumer = test_client().create().unwrap();
+    let consumer: BaseConsumer = secure()
+        .sasl_client_config("SCRAM-SHA-512")
+        .create()
+        .unwrap();
     let consumer = std::sync::Arc::new(consumer);
     eventually(
         Duration::from_secs(60),
@@ -106,7 +80,7 @@ async fn internal_topics_exist(spec: &ClusterSpec, w: &WorkerProc) {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_worker_on_sasl_ssl_with_scram_creates_its_internal_topics_on_the_secure_cluster() {
     let s = secure();
-    let spec = sasl_ssl_spec("sec-scram", &s["KAFKA_SECURE_SCRAM_PASSWORD"]);
+    let spec = sasl_ssl_spec("sec-scram", &s.scram_password);
     let w = WorkerProc::spawn(&spec, free_port());
     internal_topics_exist(&spec, &w).await;
 }
@@ -115,16 +89,13 @@ async fn a_worker_on_sasl_ssl_with_scram_creates_its_internal_topics_on_the_secu
 async fn a_worker_with_a_pkcs12_client_certificate_creates_its_internal_topics_over_mtls() {
     let s = secure();
     let spec = ClusterSpec::new("sec-mtls")
-        .set("bootstrap.servers", &s["KAFKA_SECURE_SSL"])
+        .set("bootstrap.servers", &s.ssl)
         .set("security.protocol", "SSL")
         .set("ssl.truststore.type", "PEM")
-        .set("ssl.truststore.location", &s["KAFKA_SECURE_CA"])
+        .set("ssl.truststore.location", &s.ca.to_string_lossy())
         .set("ssl.keystore.type", "PKCS12")
-        .set("ssl.keystore.location", &s["KAFKA_SECURE_CLIENT_P12"])
-        .set(
-            "ssl.keystore.password",
-            &s["KAFKA_SECURE_CLIENT_P12_PASSWORD"],
-        );
+        .set("ssl.keystore.location", &s.client_p12.to_string_lossy())
+        .set("ssl.keystore.password", &s.client_p12_password);
     let w = WorkerProc::spawn(&spec, free_port());
     internal_topics_exist(&spec, &w).await;
 }
@@ -133,9 +104,9 @@ async fn a_worker_with_a_pkcs12_client_certificate_creates_its_internal_topics_o
 async fn a_worker_on_oauthbearer_with_an_unsecured_token_and_inline_ca_creates_its_internal_topics()
 {
     let s = secure();
-    let ca = std::fs::read_to_string(&s["KAFKA_SECURE_CA"]).unwrap();
+    let ca = SecureKafka::read_pem(&s.ca);
     let spec = ClusterSpec::new("sec-oauth")
-        .set("bootstrap.servers", &s["KAFKA_SECURE_SASL_SSL"])
+        .set("bootstrap.servers", &s.sasl_ssl)
         .set("security.protocol", "SASL_SSL")
         .set("sasl.mechanism", "OAUTHBEARER")
         .set(
@@ -193,11 +164,11 @@ async fn start_up_with_a_wrong_password_fails_naming_the_authentication_failure(
 #[tokio::test(flavor = "multi_thread")]
 async fn start_up_trusting_another_ca_fails_naming_the_certificate() {
     let s = secure();
-    let mut spec = sasl_ssl_spec("sec-otherca", &s["KAFKA_SECURE_SCRAM_PASSWORD"]);
+    let mut spec = sasl_ssl_spec("sec-otherca", &s.scram_password);
     spec.props.remove("ssl.truststore.password");
     let spec = spec
         .set("ssl.truststore.type", "PEM")
-        .set("ssl.truststore.location", &s["KAFKA_SECURE_OTHER_CA"]);
+        .set("ssl.truststore.location", &s.other_ca.to_string_lossy());
     let err = run_to_exit(&spec).await;
     assert!(
         err.contains("certificate verify failed") && err.contains("ssl.truststore"),
@@ -208,7 +179,7 @@ async fn start_up_trusting_another_ca_fails_naming_the_certificate() {
 #[tokio::test(flavor = "multi_thread")]
 async fn start_up_with_sasl_ssl_aimed_at_a_plaintext_listener_fails_naming_the_protocol() {
     let s = secure();
-    let spec = sasl_ssl_spec("sec-plain", &s["KAFKA_SECURE_SCRAM_PASSWORD"]).set(
+    let spec = sasl_ssl_spec("sec-plain", &s.scram_password).set(
         "bootstrap.servers",
         &connect_tests::kafka::bootstrap_servers(),
     );
@@ -223,7 +194,7 @@ async fn start_up_with_sasl_ssl_aimed_at_a_plaintext_listener_fails_naming_the_p
 async fn credentials_without_a_sasl_protocol_fail_start_up_instead_of_running_plaintext() {
     // Aimed at the plain broker: this worker would connect, unauthenticated.
     let s = secure();
-    let mut spec = sasl_ssl_spec("sec-noproto", &s["KAFKA_SECURE_SCRAM_PASSWORD"]).set(
+    let mut spec = sasl_ssl_spec("sec-noproto", &s.scram_password).set(
         "bootstrap.servers",
         &connect_tests::kafka::bootstrap_servers(),
     );
@@ -247,5 +218,5 @@ async fn credentials_without_a_sasl_protocol_fail_start_up_instead_of_running_pl
             && err.contains("security.protocol is PLAINTEXT"),
         "{err}"
     );
-    assert!(!err.contains(&s["KAFKA_SECURE_SCRAM_PASSWORD"]), "{err}");
+    assert!(!err.contains(&s.scram_password), "{err}");
 }

@@ -9,11 +9,13 @@
 // broker, SASL_SSL aimed at the mTLS listener, mTLS without a client certificate) instead of
 // a retry loop.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use connect_tests::kafka::bootstrap_servers;
+use connect_tests::secure::{SecureKafka, secure};
 use connect_worker::cluster::client::{Connection, Security};
 use connect_worker::cluster::sasl::unsecured_jwt;
 use connect_worker::cluster::{
@@ -25,74 +27,45 @@ use connect_worker::security::{
 };
 use tokio::sync::watch;
 
-/// `secure.env` of the secured cluster: KEY=VALUE lines.
-struct SecureEnv(HashMap<String, String>);
-
-impl SecureEnv {
-    fn load() -> SecureEnv {
-        let path = std::env::var("KAFKA_SECURE_ENV").expect(
-            "KAFKA_SECURE_ENV is not set: run deploy/kafka.sh up --secure and export the \
-             KAFKA_SECURE_ENV line it prints",
-        );
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        SecureEnv(
-            text.lines()
-                .filter_map(|l| l.split_once('='))
-                .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-                .collect(),
-        )
+/// TLS trusting the CA in `ca` (PEM), with the cluster's client certificate when `client_cert`.
+fn tls(ca: &Path, client_cert: bool) -> Tls {
+    let s = secure();
+    Tls {
+        ca_pem: Some(SecureKafka::read_pem(ca)),
+        client_cert_pem: client_cert.then(|| SecureKafka::read_pem(&s.client_cert)),
+        client_key_pem: client_cert.then(|| SecureKafka::read_pem(&s.client_key)),
+        verify_hostname: true,
     }
+}
 
-    fn get(&self, key: &str) -> &str {
-        self.0
-            .get(key)
-            .unwrap_or_else(|| panic!("{key} missing from secure.env"))
-    }
-
-    /// The contents of the file a key names.
-    fn file(&self, key: &str) -> String {
-        let path = self.get(key);
-        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{key}={path}: {e}"))
-    }
-
-    fn tls(&self, ca_key: &str, client_cert: bool) -> Tls {
-        Tls {
-            ca_pem: Some(self.file(ca_key)),
-            client_cert_pem: client_cert.then(|| self.file("KAFKA_SECURE_CLIENT_CERT")),
-            client_key_pem: client_cert.then(|| self.file("KAFKA_SECURE_CLIENT_KEY")),
-            verify_hostname: true,
-        }
-    }
-
-    fn sasl_ssl(&self, mechanism: SaslMechanism, credentials: SaslCredentials) -> KafkaSecurity {
-        KafkaSecurity {
-            protocol: SecurityProtocol::SaslSsl,
-            tls: Some(self.tls("KAFKA_SECURE_CA", false)),
-            sasl: Some(Sasl {
-                mechanism,
-                credentials,
-            }),
-        }
-    }
-
-    fn scram(&self, mechanism: SaslMechanism, password: Option<&str>) -> KafkaSecurity {
-        self.sasl_ssl(
+fn sasl_ssl(mechanism: SaslMechanism, credentials: SaslCredentials) -> KafkaSecurity {
+    KafkaSecurity {
+        protocol: SecurityProtocol::SaslSsl,
+        tls: Some(tls(&secure().ca, false)),
+        sasl: Some(Sasl {
             mechanism,
-            SaslCredentials::UsernamePassword {
-                username: self.get("KAFKA_SECURE_SCRAM_USER").to_owned(),
-                password: password
-                    .unwrap_or(self.get("KAFKA_SECURE_SCRAM_PASSWORD"))
-                    .to_owned(),
-            },
-        )
+            credentials,
+        }),
     }
+}
 
-    fn mtls(&self, client_cert: bool) -> KafkaSecurity {
-        KafkaSecurity {
-            protocol: SecurityProtocol::Ssl,
-            tls: Some(self.tls("KAFKA_SECURE_CA", client_cert)),
-            sasl: None,
-        }
+/// The SCRAM user, with its password unless `password` is given.
+fn scram(mechanism: SaslMechanism, password: Option<&str>) -> KafkaSecurity {
+    let s = secure();
+    sasl_ssl(
+        mechanism,
+        SaslCredentials::UsernamePassword {
+            username: s.scram_user.clone(),
+            password: password.unwrap_or(&s.scram_password).to_owned(),
+        },
+    )
+}
+
+fn mtls(client_cert: bool) -> KafkaSecurity {
+    KafkaSecurity {
+        protocol: SecurityProtocol::Ssl,
+        tls: Some(tls(&secure().ca, client_cert)),
+        sasl: None,
     }
 }
 
@@ -182,9 +155,8 @@ async fn wait_for(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn members_on_every_mechanism_and_on_mtls_form_one_group() {
-    let env = SecureEnv::load();
-    let sasl_ssl = env.get("KAFKA_SECURE_SASL_SSL").to_owned();
-    let ssl = env.get("KAFKA_SECURE_SSL").to_owned();
+    let s = secure();
+    let (sasl_ssl_addr, ssl) = (s.sasl_ssl.clone(), s.ssl.clone());
     let group = connect_tests::unique("group-security");
     let snapshot = ClusterConfigSnapshot {
         offset: 1,
@@ -195,29 +167,29 @@ async fn members_on_every_mechanism_and_on_mtls_form_one_group() {
     let members: Vec<(&'static str, String, KafkaSecurity)> = vec![
         (
             "scram512",
-            sasl_ssl.clone(),
-            env.scram(SaslMechanism::ScramSha512, None),
+            sasl_ssl_addr.clone(),
+            scram(SaslMechanism::ScramSha512, None),
         ),
         (
             "scram256",
-            sasl_ssl.clone(),
-            env.scram(SaslMechanism::ScramSha256, None),
+            sasl_ssl_addr.clone(),
+            scram(SaslMechanism::ScramSha256, None),
         ),
         (
             "plain",
-            sasl_ssl.clone(),
-            env.sasl_ssl(
+            sasl_ssl_addr.clone(),
+            sasl_ssl(
                 SaslMechanism::Plain,
                 SaslCredentials::UsernamePassword {
-                    username: env.get("KAFKA_SECURE_PLAIN_USER").to_owned(),
-                    password: env.get("KAFKA_SECURE_PLAIN_PASSWORD").to_owned(),
+                    username: s.plain_user.clone(),
+                    password: s.plain_password.clone(),
                 },
             ),
         ),
         (
             "oauth",
-            sasl_ssl.clone(),
-            env.sasl_ssl(
+            sasl_ssl_addr.clone(),
+            sasl_ssl(
                 SaslMechanism::OAuthBearer,
                 SaslCredentials::UnsecuredToken {
                     principal: "connect".into(),
@@ -226,15 +198,15 @@ async fn members_on_every_mechanism_and_on_mtls_form_one_group() {
         ),
         (
             "oauth-static",
-            sasl_ssl.clone(),
-            env.sasl_ssl(
+            sasl_ssl_addr.clone(),
+            sasl_ssl(
                 SaslMechanism::OAuthBearer,
                 SaslCredentials::Token {
                     token: unsecured_jwt("connect", SystemTime::now()),
                 },
             ),
         ),
-        ("mtls", ssl.clone(), env.mtls(true)),
+        ("mtls", ssl.clone(), mtls(true)),
     ];
     let started: Vec<Started> = members
         .into_iter()
@@ -309,11 +281,10 @@ async fn fatal_message(bootstrap: &str, security: KafkaSecurity) -> String {
 
 #[tokio::test]
 async fn a_wrong_password_is_fatal_with_the_brokers_message() {
-    let env = SecureEnv::load();
-    let broker = env.get("KAFKA_SECURE_SASL_SSL");
+    let broker = &secure().sasl_ssl;
     let msg = fatal_message(
         broker,
-        env.scram(SaslMechanism::ScramSha512, Some("not-the-password")),
+        scram(SaslMechanism::ScramSha512, Some("not-the-password")),
     )
     .await;
     assert!(
@@ -325,10 +296,9 @@ async fn a_wrong_password_is_fatal_with_the_brokers_message() {
 
 #[tokio::test]
 async fn an_untrusted_ca_is_fatal() {
-    let env = SecureEnv::load();
-    let broker = env.get("KAFKA_SECURE_SASL_SSL");
-    let mut security = env.scram(SaslMechanism::ScramSha512, None);
-    security.tls = Some(env.tls("KAFKA_SECURE_OTHER_CA", false));
+    let broker = &secure().sasl_ssl;
+    let mut security = scram(SaslMechanism::ScramSha512, None);
+    security.tls = Some(tls(&secure().other_ca, false));
     let msg = fatal_message(broker, security).await;
     assert!(
         msg.contains("TLS with broker") && msg.contains("not signed by a trusted CA"),
@@ -338,9 +308,8 @@ async fn an_untrusted_ca_is_fatal() {
 
 #[tokio::test]
 async fn sasl_ssl_aimed_at_the_plaintext_broker_is_fatal() {
-    let env = SecureEnv::load();
     let plain = bootstrap_servers();
-    let msg = fatal_message(&plain, env.scram(SaslMechanism::ScramSha512, None)).await;
+    let msg = fatal_message(&plain, scram(SaslMechanism::ScramSha512, None)).await;
     assert!(
         msg.contains("closed the connection during the TLS handshake")
             && msg.contains("not a TLS listener"),
@@ -350,20 +319,18 @@ async fn sasl_ssl_aimed_at_the_plaintext_broker_is_fatal() {
 
 #[tokio::test]
 async fn sasl_ssl_aimed_at_the_mtls_listener_is_fatal() {
-    let env = SecureEnv::load();
-    let ssl = env.get("KAFKA_SECURE_SSL");
-    let mut security = env.scram(SaslMechanism::ScramSha512, None);
+    let ssl = &secure().ssl;
+    let mut security = scram(SaslMechanism::ScramSha512, None);
     // With a client certificate TLS succeeds; the listener then has no SASL.
-    security.tls = Some(env.tls("KAFKA_SECURE_CA", true));
+    security.tls = Some(tls(&secure().ca, true));
     let msg = fatal_message(ssl, security).await;
     assert!(msg.contains("does not use SASL on this listener"), "{msg}");
 }
 
 #[tokio::test]
 async fn mtls_without_a_client_certificate_is_fatal() {
-    let env = SecureEnv::load();
-    let ssl = env.get("KAFKA_SECURE_SSL");
-    let msg = fatal_message(ssl, env.mtls(false)).await;
+    let ssl = &secure().ssl;
+    let msg = fatal_message(ssl, mtls(false)).await;
     assert!(msg.contains("requires a client certificate"), "{msg}");
 }
 
@@ -372,15 +339,14 @@ async fn mtls_without_a_client_certificate_is_fatal() {
 /// before that, so one connection keeps working across two session lifetimes.
 #[tokio::test]
 async fn a_sasl_connection_re_authenticates_before_its_session_ends() {
-    let env = SecureEnv::load();
-    let broker = env.get("KAFKA_SECURE_SASL_SSL");
-    let lifetime = Duration::from_millis(
-        env.0
-            .get("KAFKA_SECURE_REAUTH_MS")
-            .map(|v| v.parse().expect("KAFKA_SECURE_REAUTH_MS"))
-            .unwrap_or(60_000),
+    let broker = &secure().sasl_ssl;
+    let reauth_ms = secure().reauth_ms;
+    assert!(
+        reauth_ms > 0,
+        "KAFKA_SECURE_REAUTH_MS is missing or 0: run deploy/kafka.sh up --secure"
     );
-    let security = Security::new(&env.scram(SaslMechanism::ScramSha512, None)).unwrap();
+    let lifetime = Duration::from_millis(reauth_ms);
+    let security = Security::new(&scram(SaslMechanism::ScramSha512, None)).unwrap();
     let timeout = Duration::from_secs(10);
     let mut conn = Connection::connect(broker, "connect-reauth", timeout, &security, true)
         .await
