@@ -1,11 +1,14 @@
 //! The Kafka Connect-compatible worker runtime.
 //!
+//! - [`app`]: the composition root, [`app::start`]: everything `main` runs
 //! - [`config`]: worker properties (Java `.properties`, the keys of `connect-distributed.properties`)
 //! - [`cluster`]: group membership over Kafka's classic group APIs, protocol codecs, assignors
 //! - [`storage`]: the Kafka-backed log and the config, offset and status stores in Connect's formats
 //! - [`herder`]: the distributed herder: assignments + config changes -> running work
 //! - [`runtime`]: connector and task instances: the source and sink task runners
-//! - [`rest`]: the REST API (axum), one module per resource
+//! - [`rest`]: the REST API (axum), one module per resource: parse, ask the herder, answer
+//! - [`peer`]: the HTTP client between workers (forwarding, signed internal requests)
+//! - [`logging`]: log levels changed at run time
 //! - [`security`]: TLS and SASL settings of the Kafka connections, as plain values
 //! - [`verify`]: `connect-worker verify`, the exactly-once checker for the verifiable source
 //! - [`version`]: what `GET /` reports
@@ -13,9 +16,12 @@
 //! Data flows one way: REST -> herder -> config topic -> every herder reads it -> assignment ->
 //! runtime starts tasks -> tasks write data and offsets -> status topic -> REST reads status.
 
+pub mod app;
 pub mod cluster;
 pub mod config;
 pub mod herder;
+pub mod logging;
+pub mod peer;
 pub mod rest;
 pub mod runtime;
 pub mod security;

@@ -1,29 +1,17 @@
 //! `connect-worker <worker.properties>`: starts one distributed worker.
 //!
-//! This is the composition root: it reads the worker config, reaches Kafka, binds the REST
-//! listeners (answering `starting` meanwhile), opens the internal topics, joins the group
-//! through the herder and serves the REST API until SIGTERM or Ctrl-C, then stops every task
-//! (committing offsets), leaves the group and exits.
+//! It parses the arguments, sets up logging, reads the worker config and runs
+//! [`connect_worker::app::start`] until SIGTERM or Ctrl-C.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use clap::Parser;
-use tokio::sync::{RwLock, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use connect_worker::config::{ClientScope, ExactlyOnceSourceSupport, WorkerConfig};
-use connect_worker::herder::stage::STAGE_READING_INTERNAL_TOPICS;
-use connect_worker::herder::{Herder, HerderHandle, HerderParts, HerderView, WorkerStage};
-use connect_worker::rest::{self, RestState};
-use connect_worker::runtime::worker::{StatusReporter, Worker};
-use connect_worker::storage::config::ConfigStoreSettings;
-use connect_worker::storage::offsets::OffsetStoreSettings;
-use connect_worker::storage::status::StatusStoreSettings;
-use connect_worker::storage::topics::TopicSettings;
-use connect_worker::storage::{ConfigBackingStore, OffsetBackingStore, StatusBackingStore};
+use connect_worker::config::WorkerConfig;
+use connect_worker::logging::LogLevels;
 
 /// A Kafka Connect-compatible distributed worker.
 #[derive(Debug, Parser)]
@@ -100,7 +88,7 @@ async fn main() -> anyhow::Result<()> {
                 .unwrap_or_else(|_| "info,rdkafka=warn".into()),
         )
         .with_filter_reloading();
-    let log_levels = rest::LogLevels::new(builder.reload_handle(), &base_filter);
+    let log_levels = LogLevels::new(builder.reload_handle(), &base_filter);
     builder.init();
     let cli = Cli::parse();
     if let Some(Command::Verify {
@@ -136,180 +124,8 @@ async fn main() -> anyhow::Result<()> {
             shutdown.cancel();
         }
     });
-
-    let kafka_cluster_id = connect_worker::startup::fetch_cluster_id(&config)
-        .await
-        .with_context(|| format!("failed to reach Kafka at {}", config.bootstrap_servers))?;
-    tracing::info!(kafka_cluster_id = %kafka_cluster_id, "connected to Kafka");
-
-    let worker_url = rest::advertised_url(&config, hostname);
-    // Connect's worker id: the advertised host and port.
-    let worker_id = worker_url
-        .split_once("://")
-        .map(|(_, rest)| rest.trim_end_matches('/').to_owned())
-        .unwrap_or_else(|| worker_url.clone());
-    // TLS settings are checked before anything starts, so a bad one fails fast naming the key.
-    rest::tls_configs(&config)?;
-    rest::client::configure(&config).map_err(|e| anyhow::anyhow!("REST client: {e}"))?;
-
-    // The listeners bind now, as Connect binds its REST server before its herder starts:
-    // reading the internal topics can take a transaction timeout (see `start_stores`), and a
-    // port refusing connections meanwhile gets the worker restarted by liveness probes.
-    let stage = WorkerStage::new(STAGE_READING_INTERNAL_TOPICS);
-    let kafka_cluster_id: Arc<str> = kafka_cluster_id.into();
-    let servers = rest::bind(
-        &config,
-        kafka_cluster_id.clone(),
-        stage.clone(),
-        shutdown.clone(),
-    )
-    .await?;
-    tracing::info!(worker_id = %worker_id, advertised_url = %worker_url, "REST server started; reading the internal topics");
-
-    let (config_store, offset_store, status_store) = tokio::select! {
-        stores = start_stores(&config) => stores?,
-        _ = shutdown.cancelled() => {
-            servers.join().await?;
-            tracing::info!("worker stopped before it finished starting");
-            return Ok(());
-        }
-    };
-
-    let registry = Arc::new(connect_connectors::builtin_plugins());
-    let track_topics = config
-        .raw
-        .get(connect_worker::config::TOPIC_TRACKING_ENABLE)
-        .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false"));
-    let status = StatusReporter::spawn(status_store.clone(), worker_id.clone(), track_topics);
-    let (requests_tx, requests_rx) = mpsc::unbounded_channel();
-    let (commands_tx, commands_rx) = mpsc::unbounded_channel();
-    let worker = Worker::new(
-        config.clone(),
-        registry.clone(),
-        offset_store.clone(),
-        status,
-        requests_tx,
-    );
-    let view = Arc::new(RwLock::new(HerderView {
-        worker_id: worker_id.clone(),
-        worker_url: worker_url.clone(),
-        rebalancing: true,
-        ..Default::default()
-    }));
-    let handle = HerderHandle {
-        config: config.clone(),
-        registry,
-        config_store: config_store.clone(),
-        status_store: status_store.clone(),
-        offset_store: offset_store.clone(),
-        view: view.clone(),
-        kafka_cluster_id: kafka_cluster_id.clone(),
-        commands: commands_tx,
-        log_levels: log_levels.clone(),
-        stage,
-    };
-    let herder = Herder::new(HerderParts {
-        config: config.clone(),
-        config_store: config_store.clone(),
-        status_store: status_store.clone(),
-        worker,
-        connector_requests: requests_rx,
-        view: view.clone(),
-        worker_url: worker_url.clone(),
-        commands: commands_rx,
-        handle: handle.clone(),
-    });
-    let herder_task = tokio::spawn(herder.run(shutdown.clone()));
-
-    servers.ready(RestState {
-        kafka_cluster_id,
-        herder: Some(handle),
-    });
-    tracing::info!("internal topics read; every REST resource is served");
-
-    let outcome = herder_task.await.context("herder task panicked")?;
-    shutdown.cancel();
-    servers.join().await?;
-    config_store.stop().await;
-    offset_store.stop().await;
-    status_store.stop().await;
-    match outcome {
-        Ok(()) => {
-            tracing::info!("worker stopped");
-            Ok(())
-        }
-        Err(e) => anyhow::bail!("worker stopped: {e}"),
-    }
-}
-
-/// Opens the internal topics (config, offsets, status), each read to the end before anything
-/// acts on them. Under `exactly.once.source.support=enabled` they are read `read_committed`,
-/// so a transaction left open on one of them (a leader killed mid-write) holds this until the
-/// broker aborts it: up to the writer's transaction timeout plus the broker's abort interval.
-async fn start_stores(
-    config: &WorkerConfig,
-) -> anyhow::Result<(
-    Arc<ConfigBackingStore>,
-    Arc<OffsetBackingStore>,
-    Arc<StatusBackingStore>,
-)> {
-    let eos_enabled = config.exactly_once_source_support == ExactlyOnceSourceSupport::Enabled;
-    // The internal-topic clients take the top-level keys only, as Connect's KafkaBasedLog.
-    let client = config.kafka_client(ClientScope::Internal)?;
-    let config_store = Arc::new(
-        ConfigBackingStore::start(ConfigStoreSettings {
-            topic: TopicSettings::new(
-                &config.config_storage_topic,
-                1,
-                config.config_storage_replication_factor.into(),
-            ),
-            client: client.clone(),
-            group_id: config.group_id.clone(),
-            read_committed: eos_enabled,
-            // preparing/enabled: the leader writes through the fencable transactional producer.
-            transactional_writes: config.exactly_once_source_support
-                != ExactlyOnceSourceSupport::Disabled,
-        })
-        .await
-        .context("failed to start the config topic store")?,
-    );
-    let offset_store = Arc::new(
-        OffsetBackingStore::start(OffsetStoreSettings {
-            topic: TopicSettings::new(
-                &config.offset_storage_topic,
-                config.offset_storage_partitions,
-                config.offset_storage_replication_factor.into(),
-            ),
-            client: client.clone(),
-            client_id: format!("{}-offsets", config.group_id),
-            read_committed: eos_enabled,
-        })
-        .await
-        .context("failed to start the offsets topic store")?,
-    );
-    let status_store = Arc::new(
-        StatusBackingStore::start(StatusStoreSettings {
-            topic: TopicSettings::new(
-                &config.status_storage_topic,
-                config.status_storage_partitions,
-                config.status_storage_replication_factor.into(),
-            ),
-            client,
-            client_id: format!("{}-statuses", config.group_id),
-        })
-        .await
-        .context("failed to start the status topic store")?,
-    );
-    Ok((config_store, offset_store, status_store))
-}
-
-/// The machine's host name, for the advertised URL when the listener names no host.
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_owned())
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "localhost".to_owned())
+    connect_worker::app::start(config, log_levels, shutdown).await?;
+    Ok(())
 }
 
 async fn shutdown_signal() {

@@ -92,11 +92,13 @@ pub fn security_failure(code: Option<RDKafkaErrorCode>, reason: &str) -> Option<
 
 /// Reads the cluster id with a metadata request; retries for a while so the worker can start
 /// together with its brokers, but fails at once on an authentication or TLS failure.
-pub async fn fetch_cluster_id(config: &WorkerConfig) -> anyhow::Result<String> {
+pub async fn fetch_cluster_id(config: &WorkerConfig) -> Result<String, KafkaUnreachable> {
     // A producer: its poll serves librdkafka's error events (an admin client's does not).
     let client: BaseProducer<SecurityFailureContext> = config
-        .kafka_client(ClientScope::Worker(ClientKind::Admin))?
-        .create_with_context(SecurityFailureContext::default())?;
+        .kafka_client(ClientScope::Worker(ClientKind::Admin))
+        .map_err(|e| KafkaUnreachable(e.to_string()))?
+        .create_with_context(SecurityFailureContext::default())
+        .map_err(|e| KafkaUnreachable(e.to_string()))?;
     let client = Arc::new(client);
     for attempt in 1..=ATTEMPTS {
         let c = client.clone();
@@ -106,9 +108,12 @@ pub async fn fetch_cluster_id(config: &WorkerConfig) -> anyhow::Result<String> {
             c.poll(Duration::ZERO);
             (id, c.context().failure())
         })
-        .await?;
+        .await
+        .map_err(|e| KafkaUnreachable(e.to_string()))?;
         if let Some(failure) = failure {
-            anyhow::bail!("Kafka refused this worker's connection: {failure}");
+            return Err(KafkaUnreachable(format!(
+                "Kafka refused this worker's connection: {failure}"
+            )));
         }
         if let Some(id) = id {
             return Ok(id);
@@ -118,11 +123,16 @@ pub async fn fetch_cluster_id(config: &WorkerConfig) -> anyhow::Result<String> {
             "Kafka did not answer the metadata request yet; retrying"
         );
     }
-    anyhow::bail!(
+    Err(KafkaUnreachable(format!(
         "no answer to metadata requests within {} seconds",
         u64::from(ATTEMPTS) * ATTEMPT_TIMEOUT.as_secs()
-    )
+    )))
 }
+
+/// Why the worker could not reach Kafka at start-up.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct KafkaUnreachable(pub String);
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,6 @@
 //! The herder's side of an exactly-once task start: fencing on the leader (locally when this
-//! worker leads, else through the leader's signed `PUT /connectors/{c}/fence`) and the
-//! post-producer check that the task is still current.
+//! worker leads, else through the leader's signed `PUT /connectors/{c}/fence`, see
+//! [`super::to_leader`]) and the post-producer check that the task is still current.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -10,7 +10,6 @@ use async_trait::async_trait;
 use tokio::time::Instant;
 
 use super::HerderHandle;
-use super::fencing::fence_zombies;
 use crate::runtime::ConnectorTaskId;
 use crate::runtime::exactly_once::ExactlyOnceGate;
 
@@ -32,35 +31,7 @@ impl ExactlyOnceGate for HerderGate {
         let started = Instant::now();
         let mut backoff = Duration::from_millis(250);
         loop {
-            let (is_leader, leader_url) = {
-                let v = self.handle.view.read().await;
-                (v.is_leader, v.leader_url.clone())
-            };
-            let attempt = if is_leader {
-                fence_zombies(&self.handle.config_store, &self.handle.config, connector).await
-            } else if let Some(leader) = leader_url {
-                let url = format!(
-                    "{}/connectors/{}/fence",
-                    leader.trim_end_matches('/'),
-                    crate::rest::encode_path(connector)
-                );
-                match crate::rest::client::send_internal(
-                    &self.handle,
-                    reqwest::Method::PUT,
-                    &url,
-                    Vec::new(),
-                )
-                .await
-                {
-                    Ok((status, _)) if status.is_success() => Ok(()),
-                    Ok((status, body)) => {
-                        Err(format!("the leader at {leader} answered {status}: {body}"))
-                    }
-                    Err(e) => Err(format!("failed to reach the leader at {leader}: {e}")),
-                }
-            } else {
-                Err("no leader is known yet".to_owned())
-            };
+            let attempt = self.handle.fence_on_leader(connector).await;
             match attempt {
                 Ok(()) => return Ok(()),
                 Err(e) if started.elapsed() < FENCE_PATIENCE => {

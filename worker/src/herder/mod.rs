@@ -27,14 +27,23 @@
 //! Connector and task failures are statuses, never herder failures. A fatal group error ends
 //! the loop and the worker exits non-zero.
 
+pub mod api;
 mod fencing;
 mod gate;
+mod handle;
 pub mod session_key;
 pub mod stage;
+mod to_leader;
+mod validate;
 mod view;
 
+pub use api::{ConnectorInfo, HerderError, PutOutcome};
+pub use handle::{HandleParts, HerderCommands, HerderHandle};
 pub use stage::WorkerStage;
-pub use view::{HerderCommand, HerderHandle, HerderView};
+pub use validate::{BOUNDARIES_UNSUPPORTED, EOS_NOT_ENABLED, EOS_NOT_IMPLEMENTED, EOS_UNSUPPORTED};
+pub use view::HerderView;
+
+use handle::HerderCommand;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -42,7 +51,7 @@ use std::time::Duration;
 
 use connect_api::ConfigMap;
 use connect_api::config::TasksMax;
-use tokio::sync::{RwLock, broadcast, mpsc, watch};
+use tokio::sync::{broadcast, mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -73,7 +82,6 @@ pub struct Herder {
     connector_requests: mpsc::UnboundedReceiver<ConnectorRequest>,
     commands: mpsc::UnboundedReceiver<HerderCommand>,
     handle: HerderHandle,
-    view: Arc<RwLock<HerderView>>,
     /// `owned_tasks`, shared with the exactly-once gate's post-producer check.
     shared_owned_tasks: Arc<std::sync::Mutex<BTreeSet<ConnectorTaskId>>>,
     /// The leader's privileged (transactional) config writer needs claiming.
@@ -99,6 +107,18 @@ pub struct Herder {
     protocol: ConnectProtocolVersion,
 }
 
+/// Why the herder loop ended on its own (the worker then exits non-zero).
+#[derive(Debug, thiserror::Error)]
+pub enum HerderFailure {
+    #[error("group membership ended")]
+    MembershipEnded,
+    /// A fatal group error (e.g. the group's protocol does not match).
+    #[error("{0}")]
+    Group(String),
+    #[error("config topic reader stopped")]
+    ConfigReaderStopped,
+}
+
 /// Everything the herder is built from.
 pub struct HerderParts {
     pub config: Arc<WorkerConfig>,
@@ -106,9 +126,8 @@ pub struct HerderParts {
     pub status_store: Arc<StatusBackingStore>,
     pub worker: Worker,
     pub connector_requests: mpsc::UnboundedReceiver<ConnectorRequest>,
-    pub view: Arc<RwLock<HerderView>>,
     pub worker_url: String,
-    pub commands: mpsc::UnboundedReceiver<HerderCommand>,
+    pub commands: HerderCommands,
     /// The REST side's handle: task configs are published and fencing requested through it.
     pub handle: HerderHandle,
 }
@@ -184,9 +203,8 @@ impl Herder {
             member_snapshot,
             config_updates,
             connector_requests: parts.connector_requests,
-            commands: parts.commands,
+            commands: parts.commands.0,
             handle: parts.handle,
-            view: parts.view,
             shared_owned_tasks,
             needs_write_privileges: false,
             owned_connectors: BTreeSet::new(),
@@ -203,7 +221,7 @@ impl Herder {
 
     /// Runs until `shutdown` fires (then stops all work and leaves the group) or a fatal
     /// group error (returned).
-    pub async fn run(mut self, shutdown: CancellationToken) -> Result<(), String> {
+    pub async fn run(mut self, shutdown: CancellationToken) -> Result<(), HerderFailure> {
         let mut tick = tokio::time::interval(RECONCILE_INTERVAL);
         self.handle.stage.begin(stage::STAGE_JOINING_GROUP);
         let outcome = loop {
@@ -211,15 +229,15 @@ impl Herder {
             tokio::select! {
                 _ = shutdown.cancelled() => break Ok(()),
                 ev = self.events.recv() => match ev {
-                    None => break Err("group membership ended".to_owned()),
-                    Some(GroupEvent::Fatal(msg)) => break Err(msg),
+                    None => break Err(HerderFailure::MembershipEnded),
+                    Some(GroupEvent::Fatal(msg)) => break Err(HerderFailure::Group(msg)),
                     Some(ev) => self.on_group_event(ev).await,
                 },
                 upd = self.config_updates.recv() => match upd {
                     Ok(u) => self.on_config_update(u).await,
                     // Missed updates: reconcile against the snapshot covers them all.
                     Err(broadcast::error::RecvError::Lagged(_)) => {}
-                    Err(broadcast::error::RecvError::Closed) => break Err("config topic reader stopped".to_owned()),
+                    Err(broadcast::error::RecvError::Closed) => break Err(HerderFailure::ConfigReaderStopped),
                 },
                 req = self.connector_requests.recv() => {
                     if let Some(ConnectorRequest::Reconfigure(name)) = req {
@@ -233,14 +251,6 @@ impl Herder {
                 cmd = self.commands.recv() => {
                     match cmd {
                         Some(HerderCommand::RestartTask(id)) => self.restart_task(&id).await,
-                        Some(HerderCommand::FenceZombies(connector, reply)) => {
-                            // Fencing waits on brokers; keep the loop responsive meanwhile.
-                            let store = self.config_store.clone();
-                            let config = self.config.clone();
-                            tokio::spawn(async move {
-                                let _ = reply.send(fencing::fence_zombies(&store, &config, &connector).await);
-                            });
-                        }
                         None => {}
                     }
                 }
@@ -250,7 +260,7 @@ impl Herder {
         };
         tracing::info!("herder stopping: stopping connectors and tasks, leaving the group");
         self.handle.stage.begin(stage::STAGE_SHUTTING_DOWN);
-        self.view.write().await.rebalancing = true;
+        self.handle.view.write().await.rebalancing = true;
         self.worker.stop_all().await;
         self.member.leave().await;
         outcome
@@ -261,7 +271,7 @@ impl Herder {
             GroupEvent::RebalanceStarted => {
                 tracing::info!("rebalance started");
                 self.handle.stage.begin(stage::STAGE_JOINING_GROUP);
-                self.view.write().await.rebalancing = true;
+                self.handle.view.write().await.rebalancing = true;
                 self.assigned = false;
                 if !self.protocol.is_cooperative() {
                     // Eager: everything is revoked at the start of every rebalance.
@@ -276,7 +286,7 @@ impl Herder {
                 self.owned_connectors.clear();
                 self.owned_tasks.clear();
                 self.assigned = false;
-                self.view.write().await.rebalancing = true;
+                self.handle.view.write().await.rebalancing = true;
                 self.stop_unowned().await;
             }
             GroupEvent::Assigned {
@@ -294,7 +304,7 @@ impl Herder {
                     delay = assignment.delay, error = assignment.error, "assignment received"
                 );
                 {
-                    let mut v = self.view.write().await;
+                    let mut v = self.handle.view.write().await;
                     v.generation = generation;
                     v.is_leader = is_leader;
                     v.leader_url = Some(leader_url.clone()).filter(|u| !u.is_empty());
@@ -353,7 +363,7 @@ impl Herder {
                 {
                     self.work_changed_at = None;
                 }
-                self.view.write().await.rebalancing = false;
+                self.handle.view.write().await.rebalancing = false;
                 self.handle.stage.complete();
                 if assignment.has_revocations() {
                     self.member.request_rejoin();
@@ -437,7 +447,7 @@ impl Herder {
         if !self.assigned {
             return;
         }
-        if self.work_changed_at.take().is_some() && self.view.read().await.is_leader {
+        if self.work_changed_at.take().is_some() && self.handle.view.read().await.is_leader {
             tracing::info!("connectors or task counts changed; leader requests a rebalance");
             self.member.request_rejoin();
         }
@@ -510,7 +520,7 @@ impl Herder {
 
     /// Claiming the privileged config writer and rotating the session key.
     async fn leader_duties(&mut self) {
-        if !self.view.read().await.is_leader {
+        if !self.handle.view.read().await.is_leader {
             return;
         }
         // A failed transactional write (e.g. a broker died mid-commit) drops the writer and
@@ -597,8 +607,12 @@ impl Herder {
             return Ok(());
         }
         tracing::info!(connector = %name, tasks = configs.len(), "writing task configs");
-        let result = self.handle.submit_task_configs(name, configs).await;
-        if result.is_err() && self.view.read().await.is_leader {
+        let result = self
+            .handle
+            .submit_task_configs(name, configs)
+            .await
+            .map_err(|e| e.to_string());
+        if result.is_err() && self.handle.view.read().await.is_leader {
             // A failed privileged write drops the transactional writer; claim it again.
             self.needs_write_privileges =
                 self.config.exactly_once_source_support != ExactlyOnceSourceSupport::Disabled;

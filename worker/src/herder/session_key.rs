@@ -28,10 +28,7 @@ use crate::storage::{ConfigBackingStore, SessionKey, StorageError};
 
 /// Connect's default for every `inter.worker.*algorithm*` key.
 pub const DEFAULT_ALGORITHM: &str = "HmacSHA256";
-/// Header with the Base64 MAC of the request body.
-pub const SIGNATURE_HEADER: &str = "X-Connect-Authorization";
-/// Header naming the MAC algorithm.
-pub const ALGORITHM_HEADER: &str = "X-Connect-Request-Signature-Algorithm";
+pub use crate::peer::{ALGORITHM_HEADER, SIGNATURE_HEADER};
 
 /// The MAC algorithms this worker implements (Java names).
 pub const SUPPORTED_ALGORITHMS: &[&str] = &["HmacSHA256", "HmacSHA384", "HmacSHA512"];

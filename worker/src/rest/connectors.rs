@@ -1,13 +1,11 @@
 //! `/connectors`: create, read, update and delete connectors; their status, tasks, target
 //! states, restarts, active topics and offsets.
 //!
-//! Writes that only the leader may do (create, update, delete, stop, restart) are forwarded to
-//! it ([`super::forward`]); task restarts go to the worker that runs the task. Pause and resume
-//! are written by whichever worker receives them, as in Connect. Every worker (including this
+//! Each handler parses the request, asks the herder ([`crate::herder::api`]) and answers; when
+//! the herder says another worker must serve it (the leader, or the task's owner), the request
+//! is forwarded from one place ([`forward::complete_or_forward`]). Every worker (including this
 //! one) learns about writes by reading the config topic, so a response never claims a state
 //! the cluster has not recorded.
-
-use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::{Path, Query, RawQuery, State};
@@ -15,17 +13,16 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
-use connect_api::config::connector::{CONNECTOR_CLASS_CONFIG, NAME_CONFIG};
-use connect_api::{ConfigMap, PluginType};
+use connect_api::ConfigMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::forward::{self, Forwarded};
-use super::{ApiError, RestState, body, encode_path};
+use super::forward::{self, Forwarded, Incoming, Outcome};
+use super::{ApiError, RestState, body};
 use crate::herder::HerderHandle;
+use crate::peer::encode_path;
 use crate::storage::{ConnectorState, ConnectorTaskId, RestartRequest, TargetState, TaskStatus};
 
-pub(super) const REFRESH_TIMEOUT: Duration = Duration::from_secs(30);
 /// Worker keys (Connect's names) that turn active-topic tracking and its reset off.
 pub const TOPIC_TRACKING_ENABLE: &str = "topic.tracking.enable";
 pub const TOPIC_TRACKING_ALLOW_RESET: &str = "topic.tracking.allow.reset";
@@ -98,47 +95,38 @@ struct TaskId {
     task: i32,
 }
 
-pub(super) fn type_name(h: &HerderHandle, config: &ConfigMap) -> &'static str {
-    config
-        .get(CONNECTOR_CLASS_CONFIG)
-        .and_then(|c| h.registry.describe(c).ok())
-        .map(|(_, t)| match t {
-            PluginType::Source => "source",
-            PluginType::Sink => "sink",
-            _ => "unknown",
-        })
-        .unwrap_or("unknown")
+impl From<crate::herder::ConnectorInfo> for ConnectorInfo {
+    fn from(i: crate::herder::ConnectorInfo) -> Self {
+        ConnectorInfo {
+            name: i.name,
+            config: i.config,
+            tasks: i
+                .tasks
+                .into_iter()
+                .map(|id| TaskId {
+                    connector: id.connector,
+                    task: id.task,
+                })
+                .collect(),
+            connector_type: i.connector_type,
+        }
+    }
 }
 
 fn connector_info(h: &HerderHandle, name: &str) -> Option<ConnectorInfo> {
-    let snapshot = h.config_store.snapshot();
-    let config = snapshot.connector_config(name)?.clone();
-    let tasks = snapshot
-        .tasks(name)
-        .into_iter()
-        .map(|id| TaskId {
-            connector: id.connector,
-            task: id.task,
-        })
-        .collect();
-    Some(ConnectorInfo {
-        name: name.to_owned(),
-        connector_type: type_name(h, &config),
-        config,
-        tasks,
-    })
+    h.connector_info(name).map(ConnectorInfo::from)
 }
 
 /// `ConnectorStateInfo`; tasks are sorted by id.
 fn connector_state_info(h: &HerderHandle, name: &str) -> Option<Value> {
-    let status = h.status_store.connector_status(name)?;
-    let snapshot = h.config_store.snapshot();
+    let status = h.statuses().connector_status(name)?;
+    let snapshot = h.snapshot();
     let config = snapshot.connector_config(name).cloned().unwrap_or_default();
     // Only tasks of the current task configs: statuses of removed tasks (a stopped connector,
     // a lowered tasks.max) stay in the compacted topic but are no longer the connector's.
     let current = snapshot.task_count(name).max(0);
     let mut tasks: Vec<_> = h
-        .status_store
+        .statuses()
         .tasks_for(name)
         .into_iter()
         .filter(|t| t.id.task < current)
@@ -160,7 +148,7 @@ fn connector_state_info(h: &HerderHandle, name: &str) -> Option<Value> {
         "name": name,
         "connector": connector,
         "tasks": tasks,
-        "type": type_name(h, &config),
+        "type": h.connector_type(&config),
     }))
 }
 
@@ -202,7 +190,7 @@ async fn list_connectors(
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     let h = s.herder()?;
-    let names = h.config_store.snapshot().connectors();
+    let names = h.snapshot().connectors();
     let expand: Vec<String> = query
         .unwrap_or_default()
         .split('&')
@@ -261,20 +249,6 @@ fn parse_initial_state(s: Option<&str>) -> Result<Option<TargetState>, ApiError>
     }
 }
 
-/// Validates and refuses an invalid config with Connect's 400 message.
-fn validate_or_reject(h: &HerderHandle, config: &ConfigMap) -> Result<(), ApiError> {
-    let (infos, plugin_type) = h
-        .validate(config)
-        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.message().to_owned()))?;
-    if infos.error_count > 0 {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            infos.invalid_config_message(plugin_type.as_str()),
-        ));
-    }
-    Ok(())
-}
-
 fn location(headers: &HeaderMap, name: &str) -> String {
     let host = headers
         .get(header::HOST)
@@ -296,6 +270,16 @@ fn forwarded_with_location(f: Forwarded, headers: &HeaderMap, name: &str) -> Res
     }
 }
 
+/// 201 with `Location`, as Connect answers a create.
+fn created(headers: &HeaderMap, name: &str, info: ConnectorInfo) -> Response {
+    (
+        StatusCode::CREATED,
+        [(header::LOCATION, location(headers, name))],
+        Json(info),
+    )
+        .into_response()
+}
+
 async fn create_connector(
     State(s): State<RestState>,
     uri: Uri,
@@ -303,56 +287,18 @@ async fn create_connector(
     bytes: Bytes,
 ) -> Result<Response, ApiError> {
     let h = s.herder()?;
-    let fwd = forward::forward_param(&uri)?;
     let raw: Value = body::parse(&bytes)?;
-    let req: CreateConnectorRequest = body::from_value(raw.clone())?;
-    let name = req.name.unwrap_or_default().trim().to_owned();
-    let mut config =
-        body::strict_config_map(req.config.unwrap_or(Value::Object(Default::default())))?;
-    let initial_state = parse_initial_state(req.initial_state.as_deref())?;
-    if let Some(n) = config.get(NAME_CONFIG)
-        && n != &name
-    {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            format!(
-                "Connector name configuration ({n}) doesn't match connector name in the URL ({name})"
-            ),
-        ));
-    }
-    config.insert(NAME_CONFIG.to_owned(), name.clone());
-    validate_or_reject(h, &config)?;
-    if let Some(target) = forward::leader_target(h, fwd).await? {
-        let f =
-            forward::forward(&target, Method::POST, &uri, fwd, &headers, Some(&raw), None).await?;
-        return Ok(forwarded_with_location(f, &headers, &name));
-    }
-    h.config_store
-        .refresh(REFRESH_TIMEOUT)
-        .await
-        .map_err(internal)?;
-    if h.config_store.snapshot().contains(&name) {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            format!("Connector {name} already exists"),
-        ));
-    }
-    h.config_store
-        .put_connector_config(&name, &config, initial_state)
-        .await
-        .map_err(internal)?;
-    let info = ConnectorInfo {
-        connector_type: type_name(h, &config),
-        name: name.clone(),
-        config,
-        tasks: vec![],
-    };
-    Ok((
-        StatusCode::CREATED,
-        [(header::LOCATION, location(&headers, &name))],
-        Json(info),
-    )
-        .into_response())
+    let req = Incoming::new(Method::POST, uri, &headers, Some(raw.clone()))?;
+    let parsed: CreateConnectorRequest = body::from_value(raw)?;
+    let name = parsed.name.unwrap_or_default().trim().to_owned();
+    let config =
+        body::strict_config_map(parsed.config.unwrap_or(Value::Object(Default::default())))?;
+    let initial_state = parse_initial_state(parsed.initial_state.as_deref())?;
+    let result = h.create_connector(&name, config, initial_state).await;
+    Ok(match forward::complete_or_forward(&req, result).await? {
+        Outcome::Done(info) => created(&headers, &name, info.into()),
+        Outcome::Forwarded(f) => forwarded_with_location(f, &headers, &name),
+    })
 }
 
 async fn get_connector(
@@ -360,7 +306,7 @@ async fn get_connector(
     Path(name): Path<String>,
 ) -> Result<Json<ConnectorInfo>, ApiError> {
     let h = s.herder()?;
-    forward::await_rebalance(h).await?;
+    h.await_rebalance().await?;
     connector_info(h, &name)
         .map(Json)
         .ok_or_else(|| not_found(format!("Connector {name} not found")))
@@ -371,8 +317,7 @@ async fn get_connector_config(
     Path(name): Path<String>,
 ) -> Result<Json<ConfigMap>, ApiError> {
     let h = s.herder()?;
-    h.config_store
-        .snapshot()
+    h.snapshot()
         .connector_config(&name)
         .cloned()
         .map(Json)
@@ -387,50 +332,14 @@ async fn put_connector_config(
     bytes: Bytes,
 ) -> Result<Response, ApiError> {
     let h = s.herder()?;
-    let fwd = forward::forward_param(&uri)?;
     let raw: Value = body::parse(&bytes)?;
-    let mut config = body::strict_config_map(raw.clone())?;
-    if let Some(n) = config.get(NAME_CONFIG)
-        && n != &name
-    {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            format!(
-                "Connector name configuration ({n}) doesn't match connector name in the URL ({name})"
-            ),
-        ));
-    }
-    config.insert(NAME_CONFIG.to_owned(), name.clone());
-    validate_or_reject(h, &config)?;
-    if let Some(target) = forward::leader_target(h, fwd).await? {
-        let f =
-            forward::forward(&target, Method::PUT, &uri, fwd, &headers, Some(&raw), None).await?;
-        return Ok(forwarded_with_location(f, &headers, &name));
-    }
-    h.config_store
-        .refresh(REFRESH_TIMEOUT)
-        .await
-        .map_err(internal)?;
-    let created = !h.config_store.snapshot().contains(&name);
-    h.config_store
-        .put_connector_config(&name, &config, None)
-        .await
-        .map_err(internal)?;
-    let info = connector_info(h, &name).unwrap_or(ConnectorInfo {
-        connector_type: type_name(h, &config),
-        name: name.clone(),
-        config,
-        tasks: vec![],
-    });
-    Ok(if created {
-        (
-            StatusCode::CREATED,
-            [(header::LOCATION, location(&headers, &name))],
-            Json(info),
-        )
-            .into_response()
-    } else {
-        (StatusCode::OK, Json(info)).into_response()
+    let req = Incoming::new(Method::PUT, uri, &headers, Some(raw.clone()))?;
+    let config = body::strict_config_map(raw)?;
+    let result = h.put_connector_config(&name, config).await;
+    Ok(match forward::complete_or_forward(&req, result).await? {
+        Outcome::Done(out) if out.created => created(&headers, &name, out.info.into()),
+        Outcome::Done(out) => (StatusCode::OK, Json(ConnectorInfo::from(out.info))).into_response(),
+        Outcome::Forwarded(f) => forwarded_with_location(f, &headers, &name),
     })
 }
 
@@ -442,55 +351,27 @@ async fn patch_connector_config(
     bytes: Bytes,
 ) -> Result<Response, ApiError> {
     let h = s.herder()?;
-    let fwd = forward::forward_param(&uri)?;
     let raw: Value = body::parse(&bytes)?;
-    let patch = body::config_map(raw.clone())?;
-    if let Some(target) = forward::leader_target(h, fwd).await? {
-        let f = forward::forward(
-            &target,
-            Method::PATCH,
-            &uri,
-            fwd,
-            &headers,
-            Some(&raw),
-            None,
-        )
-        .await?;
-        return Ok(f.into_response());
-    }
-    h.config_store
-        .refresh(REFRESH_TIMEOUT)
-        .await
-        .map_err(internal)?;
-    let mut config = h
-        .config_store
-        .snapshot()
-        .connector_config(&name)
-        .cloned()
-        .ok_or_else(|| not_found(format!("Connector {name} not found")))?;
-    for (k, v) in patch {
-        match v {
-            Some(v) => config.insert(k, v),
-            None => config.remove(&k),
-        };
-    }
-    if config.get(NAME_CONFIG).is_some_and(|n| n != &name) {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            format!(
-                "Connector name configuration ({}) doesn't match connector name in the URL ({name})",
-                config[NAME_CONFIG]
-            ),
-        ));
-    }
-    validate_or_reject(h, &config)?;
-    h.config_store
-        .put_connector_config(&name, &config, None)
-        .await
-        .map_err(internal)?;
-    connector_info(h, &name)
-        .map(|i| Json(i).into_response())
-        .ok_or_else(|| internal(format!("connector {name} vanished")))
+    let req = Incoming::new(Method::PATCH, uri, &headers, Some(raw.clone()))?;
+    let patch = body::config_map(raw)?.into_iter().collect();
+    let result = h.patch_connector_config(&name, patch).await;
+    Ok(match forward::complete_or_forward(&req, result).await? {
+        Outcome::Done(info) => Json(ConnectorInfo::from(info)).into_response(),
+        Outcome::Forwarded(f) => f.into_response(),
+    })
+}
+
+/// The answer of a request that has no body of its own: `status` when served here, the
+/// other worker's answer when forwarded.
+pub(super) async fn answer(
+    req: &Incoming,
+    result: Result<(), crate::herder::HerderError>,
+    status: StatusCode,
+) -> Result<Response, ApiError> {
+    Ok(match forward::complete_or_forward(req, result).await? {
+        Outcome::Done(()) => status.into_response(),
+        Outcome::Forwarded(f) => f.into_response(),
+    })
 }
 
 async fn delete_connector(
@@ -500,31 +381,13 @@ async fn delete_connector(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let h = s.herder()?;
-    let fwd = forward::forward_param(&uri)?;
-    if let Some(target) = forward::leader_target(h, fwd).await? {
-        let f = forward::forward(&target, Method::DELETE, &uri, fwd, &headers, None, None).await?;
-        return Ok(f.into_response());
-    }
-    h.config_store
-        .refresh(REFRESH_TIMEOUT)
-        .await
-        .map_err(internal)?;
-    let snapshot = h.config_store.snapshot();
-    if !snapshot.contains(&name) {
-        return Err(not_found(format!("Connector {name} not found")));
-    }
-    h.config_store
-        .remove_connector_config(&name)
-        .await
-        .map_err(internal)?;
-    if let Err(e) = h
-        .status_store
-        .delete_connector(&name, snapshot.task_count(&name))
-        .await
-    {
-        tracing::warn!(connector = %name, error = %e, "failed to remove statuses of deleted connector");
-    }
-    Ok(StatusCode::NO_CONTENT.into_response())
+    let req = Incoming::new(Method::DELETE, uri, &headers, None)?;
+    answer(
+        &req,
+        h.delete_connector(&name).await,
+        StatusCode::NO_CONTENT,
+    )
+    .await
 }
 
 async fn get_connector_status(
@@ -542,8 +405,8 @@ async fn get_connector_tasks(
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let h = s.herder()?;
-    forward::await_rebalance(h).await?;
-    let snapshot = h.config_store.snapshot();
+    h.await_rebalance().await?;
+    let snapshot = h.snapshot();
     if !snapshot.contains(&name) {
         return Err(not_found(format!("Connector {name} not found")));
     }
@@ -565,7 +428,7 @@ async fn get_task_status(
     let h = s.herder()?;
     let id = ConnectorTaskId::new(name.clone(), task);
     let t = h
-        .status_store
+        .statuses()
         .task_status(&id)
         .filter(|t| t.state != ConnectorState::Destroyed)
         .ok_or_else(|| not_found(format!("No status found for task {id}")))?;
@@ -588,27 +451,17 @@ async fn restart_connector(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let h = s.herder()?;
-    let fwd = forward::forward_param(&uri)?;
-    if let Some(target) = forward::leader_target(h, fwd).await? {
-        let f = forward::forward(&target, Method::POST, &uri, fwd, &headers, None, None).await?;
+    let req = Incoming::new(Method::POST, uri, &headers, None)?;
+    let result = h
+        .restart_connector(RestartRequest {
+            connector: name.clone(),
+            include_tasks: params.include_tasks,
+            only_failed: params.only_failed,
+        })
+        .await;
+    if let Outcome::Forwarded(f) = forward::complete_or_forward(&req, result).await? {
         return Ok(f.into_response());
     }
-    h.config_store
-        .refresh(REFRESH_TIMEOUT)
-        .await
-        .map_err(internal)?;
-    if !h.config_store.snapshot().contains(&name) {
-        return Err(not_found(format!("Unknown connector: {name}")));
-    }
-    let req = RestartRequest {
-        connector: name.clone(),
-        include_tasks: params.include_tasks,
-        only_failed: params.only_failed,
-    };
-    h.config_store
-        .put_restart_request(&req)
-        .await
-        .map_err(internal)?;
     if !params.include_tasks && !params.only_failed {
         return Ok(StatusCode::NO_CONTENT.into_response());
     }
@@ -638,68 +491,18 @@ async fn restart_task(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let h = s.herder()?;
-    let fwd = forward::forward_param(&uri)?;
-    forward::await_rebalance(h).await?;
-    h.config_store
-        .refresh(REFRESH_TIMEOUT)
-        .await
-        .map_err(internal)?;
-    let snapshot = h.config_store.snapshot();
-    if !snapshot.contains(&name) {
-        return Err(not_found(format!("Unknown connector: {name}")));
-    }
-    let id = ConnectorTaskId::new(name.clone(), task);
-    if snapshot.task_config(&id).is_none() {
-        return Err(not_found(format!("Unknown task: {id}")));
-    }
-    // The task's owner restarts it: the status topic says which worker runs it.
-    let (me, scheme) = {
-        let v = h.view.read().await;
-        let scheme = v
-            .worker_url
-            .split("://")
-            .next()
-            .unwrap_or("http")
-            .to_owned();
-        (v.worker_id.clone(), scheme)
-    };
-    let owner = h
-        .status_store
-        .task_status(&id)
-        .filter(|t| t.state != ConnectorState::Unassigned && !t.worker_id.is_empty())
-        .map(|t| t.worker_id);
-    if owner.as_deref() == Some(me.as_str()) {
-        h.restart_task(id).map_err(internal)?;
-        return Ok(StatusCode::NO_CONTENT.into_response());
-    }
-    let target = forward::target(owner.map(|o| format!("{scheme}://{o}/")), fwd)?;
-    let f = forward::forward(&target, Method::POST, &uri, fwd, &headers, None, None).await?;
-    Ok(f.into_response())
-}
-
-async fn set_target_state(
-    h: &HerderHandle,
-    name: &str,
-    state: TargetState,
-) -> Result<(), ApiError> {
-    h.config_store
-        .refresh(REFRESH_TIMEOUT)
-        .await
-        .map_err(internal)?;
-    if !h.config_store.snapshot().contains(name) {
-        return Err(not_found(format!("Unknown connector {name}")));
-    }
-    h.config_store
-        .put_target_state(name, state)
-        .await
-        .map_err(internal)
+    let req = Incoming::new(Method::POST, uri, &headers, None)?;
+    let result = h.restart_task(ConnectorTaskId::new(name, task)).await;
+    answer(&req, result, StatusCode::NO_CONTENT).await
 }
 
 async fn pause_connector(
     State(s): State<RestState>,
     Path(name): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    set_target_state(s.herder()?, &name, TargetState::Paused).await?;
+    s.herder()?
+        .set_target_state(&name, TargetState::Paused)
+        .await?;
     Ok(StatusCode::ACCEPTED)
 }
 
@@ -707,11 +510,12 @@ async fn resume_connector(
     State(s): State<RestState>,
     Path(name): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    set_target_state(s.herder()?, &name, TargetState::Started).await?;
+    s.herder()?
+        .set_target_state(&name, TargetState::Started)
+        .await?;
     Ok(StatusCode::ACCEPTED)
 }
 
-/// Connect's order: an empty task config set first, then the STOPPED target state.
 async fn stop_connector(
     State(s): State<RestState>,
     Path(name): Path<String>,
@@ -719,36 +523,13 @@ async fn stop_connector(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let h = s.herder()?;
-    let fwd = forward::forward_param(&uri)?;
-    if let Some(target) = forward::leader_target(h, fwd).await? {
-        let f = forward::forward(&target, Method::PUT, &uri, fwd, &headers, None, None).await?;
-        return Ok(f.into_response());
-    }
-    h.config_store
-        .refresh(REFRESH_TIMEOUT)
-        .await
-        .map_err(internal)?;
-    if !h.config_store.snapshot().contains(&name) {
-        return Err(not_found(format!("Unknown connector {name}")));
-    }
-    h.config_store
-        .put_task_configs(&name, &[])
-        .await
-        .map_err(internal)?;
-    h.config_store
-        .put_target_state(&name, TargetState::Stopped)
-        .await
-        .map_err(internal)?;
-    h.config_store
-        .refresh(REFRESH_TIMEOUT)
-        .await
-        .map_err(internal)?;
-    Ok(StatusCode::NO_CONTENT.into_response())
+    let req = Incoming::new(Method::PUT, uri, &headers, None)?;
+    answer(&req, h.stop_connector(&name).await, StatusCode::NO_CONTENT).await
 }
 
 /// `topic.tracking.enable` / `topic.tracking.allow.reset` (both default true).
 fn topic_tracking_flag(h: &HerderHandle, key: &str) -> bool {
-    h.config
+    h.config()
         .raw
         .get(key)
         .map(|v| !v.trim().eq_ignore_ascii_case("false"))
@@ -778,7 +559,7 @@ async fn get_connector_active_topics(
     let h = s.herder()?;
     check_topic_tracking(h, false)?;
     let mut topics: Vec<String> = h
-        .status_store
+        .statuses()
         .topics_for(&name)
         .into_iter()
         .map(|t| t.topic)
@@ -794,6 +575,6 @@ async fn reset_connector_active_topics(
 ) -> Result<StatusCode, ApiError> {
     let h = s.herder()?;
     check_topic_tracking(h, true)?;
-    h.status_store.reset_topics(&name).await.map_err(internal)?;
+    h.reset_active_topics(&name).await?;
     Ok(StatusCode::ACCEPTED)
 }

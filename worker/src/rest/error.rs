@@ -5,6 +5,8 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
+use crate::herder::HerderError;
+
 /// Connect's `ErrorMessage` entity.
 #[derive(Debug, Serialize)]
 struct ErrorBody {
@@ -38,6 +40,29 @@ impl IntoResponse for ApiError {
             message: self.message,
         };
         (self.status, Json(body)).into_response()
+    }
+}
+
+/// Connect's message when no leader is known to forward to.
+pub const NO_LEADER: &str = "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway.";
+
+impl From<HerderError> for ApiError {
+    fn from(e: HerderError) -> Self {
+        let status = match &e {
+            HerderError::NotFound(_) => StatusCode::NOT_FOUND,
+            HerderError::AlreadyExists(_) | HerderError::Rebalancing => StatusCode::CONFLICT,
+            // Reached only where forwarding is not possible.
+            HerderError::NotLeader { .. } | HerderError::NotOwner { .. } => {
+                return ApiError::new(StatusCode::CONFLICT, NO_LEADER);
+            }
+            HerderError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            HerderError::Forbidden(_) => StatusCode::FORBIDDEN,
+            HerderError::Starting(_) => StatusCode::SERVICE_UNAVAILABLE,
+            HerderError::Storage(_) | HerderError::Failed(_) | HerderError::Stopped => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
+        };
+        ApiError::new(status, e.to_string())
     }
 }
 

@@ -6,25 +6,19 @@
 //!   `forward=false`; a worker that gets `forward=false` and still cannot serve it answers 409.
 //! - Only `Authorization` is copied; the body goes out re-serialised as compact JSON.
 //! - The target's status and error body come back unchanged; 204 stays empty.
-//! - A request that arrives during a rebalance waits up to [`REBALANCE_WAIT`] for it to end,
-//!   then answers 409.
-
-use std::time::Duration;
+//! - A request that arrives during a rebalance waits up to the herder's `REBALANCE_WAIT` for it
+//!   to end, then answers 409.
 
 use axum::Json;
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
-use tokio::time::Instant;
 
-use super::{ApiError, client};
-use crate::herder::HerderHandle;
+use super::ApiError;
+pub use super::error::NO_LEADER;
+use crate::herder::HerderError;
+use crate::peer;
 
-/// How long a request waits for a rebalance in progress before answering 409.
-pub const REBALANCE_WAIT: Duration = Duration::from_secs(10);
-
-pub const STALE_CONFIG: &str = "Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)";
-pub const NO_LEADER: &str = "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway.";
 pub const CONFLICTING_OPERATION: &str =
     "Cannot complete request because of a conflicting operation (e.g. worker rebalance)";
 
@@ -51,40 +45,12 @@ pub fn forward_param(uri: &Uri) -> Result<Option<bool>, ApiError> {
     Ok(None)
 }
 
-/// Waits (bounded) until no rebalance is in progress; 409 with Connect's message otherwise.
-pub async fn await_rebalance(h: &HerderHandle) -> Result<(), ApiError> {
-    let deadline = Instant::now() + REBALANCE_WAIT;
-    loop {
-        if !h.view.read().await.rebalancing {
-            return Ok(());
-        }
-        if Instant::now() >= deadline {
-            return Err(ApiError::new(StatusCode::CONFLICT, STALE_CONFIG));
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// Where a request for `url` (the leader's or owner's) goes, given the incoming `forward`.
 pub fn target(url: Option<String>, forward: Option<bool>) -> Result<String, ApiError> {
     if forward == Some(false) {
         return Err(ApiError::new(StatusCode::CONFLICT, CONFLICTING_OPERATION));
     }
     url.ok_or_else(|| ApiError::new(StatusCode::CONFLICT, NO_LEADER))
-}
-
-/// `None` when this worker is the leader and serves the request itself, else the leader URL
-/// to forward to. Waits for a rebalance in progress first.
-pub async fn leader_target(
-    h: &HerderHandle,
-    forward: Option<bool>,
-) -> Result<Option<String>, ApiError> {
-    await_rebalance(h).await?;
-    let v = h.view.read().await;
-    if v.is_leader {
-        return Ok(None);
-    }
-    target(v.leader_url.clone(), forward).map(Some)
 }
 
 /// `<target>` + the request's path + its query without `forward` + `forward=<next>`.
@@ -125,58 +91,106 @@ impl IntoResponse for Forwarded {
     }
 }
 
+/// The request as received, kept to send it on unchanged.
+pub struct Incoming {
+    pub method: Method,
+    pub uri: Uri,
+    /// The `forward` query parameter of the request.
+    pub forward: Option<bool>,
+    /// The caller's `Authorization` header, the only one sent on.
+    pub authorization: Option<String>,
+    pub body: Option<Value>,
+    /// Internal requests are re-signed by the forwarding worker.
+    pub signature: Option<(String, String)>,
+}
+
+impl Incoming {
+    /// Fails with 400 on an invalid `forward` parameter.
+    pub fn new(
+        method: Method,
+        uri: Uri,
+        headers: &HeaderMap,
+        body: Option<Value>,
+    ) -> Result<Self, ApiError> {
+        Ok(Incoming {
+            forward: forward_param(&uri)?,
+            method,
+            uri,
+            authorization: headers
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned),
+            body,
+            signature: None,
+        })
+    }
+
+    pub fn signed(mut self, signature: Option<(String, String)>) -> Self {
+        self.signature = signature;
+        self
+    }
+}
+
+/// What became of a request the herder was asked to serve.
+pub enum Outcome<T> {
+    /// Served here.
+    Done(T),
+    /// Another worker (the leader, or a task's owner) served it; its answer.
+    Forwarded(Forwarded),
+}
+
+/// The one place a request is completed here or forwarded, as Connect's
+/// `HerderRequestHandler.completeOrForwardRequest`: a [`HerderError::NotLeader`] or
+/// [`HerderError::NotOwner`] answer sends the request on; other errors become Connect's
+/// error bodies.
+pub async fn complete_or_forward<T>(
+    req: &Incoming,
+    result: Result<T, HerderError>,
+) -> Result<Outcome<T>, ApiError> {
+    let target = match result {
+        Ok(v) => return Ok(Outcome::Done(v)),
+        Err(HerderError::NotLeader { leader_url: url })
+        | Err(HerderError::NotOwner { owner_url: url }) => target(url, req.forward)?,
+        Err(e) => return Err(e.into()),
+    };
+    forward(&target, req).await.map(Outcome::Forwarded)
+}
+
 /// Sends the request on. Errors from the target come back as the same status and message.
-/// `signature` re-signs internal requests with this worker's session key.
-pub async fn forward(
-    target: &str,
-    method: Method,
-    uri: &Uri,
-    forward: Option<bool>,
-    headers: &HeaderMap,
-    body: Option<&Value>,
-    signature: Option<(String, String)>,
-) -> Result<Forwarded, ApiError> {
-    let url = forwarded_url(target, uri, forward);
-    let bytes = body.map(|b| serde_json::to_vec(b).expect("JSON values serialise"));
-    tracing::debug!(%url, %method, "forwarding REST request");
-    let method = reqwest::Method::from_bytes(method.as_str().as_bytes())
-        .expect("an HTTP method is a valid method");
-    let auth = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok());
-    let res = client::request(method, &url, bytes, auth, signature)
-        .send()
-        .await
-        .map_err(|e| {
-            ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("IO Error trying to forward REST request: {e}"),
-            )
-        })?;
-    let status =
-        StatusCode::from_u16(res.status().as_u16()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let text = res.text().await.map_err(|e| {
+async fn forward(target: &str, req: &Incoming) -> Result<Forwarded, ApiError> {
+    let url = forwarded_url(target, &req.uri, req.forward);
+    tracing::debug!(%url, method = %req.method, "forwarding REST request");
+    let res = peer::send(
+        req.method.as_str(),
+        &url,
+        req.body.as_ref(),
+        req.authorization.as_deref(),
+        req.signature.clone(),
+    )
+    .await
+    .map_err(|e| {
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("IO Error trying to forward REST request: {e}"),
         )
     })?;
+    let status = StatusCode::from_u16(res.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     if status == StatusCode::NO_CONTENT {
         return Ok(Forwarded { status, body: None });
     }
-    let parsed: Option<Value> = serde_json::from_str(&text).ok();
     if status.is_success() {
         return Ok(Forwarded {
             status,
-            body: parsed,
+            body: res.body,
         });
     }
     if status.is_client_error() || status.is_server_error() {
-        let message = parsed
+        let message = res
+            .body
             .as_ref()
             .and_then(|v| v["message"].as_str())
             .map(str::to_owned)
-            .unwrap_or(text);
+            .unwrap_or(res.text);
         return Err(ApiError::new(status, message));
     }
     Err(ApiError::new(

@@ -7,15 +7,14 @@
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use connect_api::ConfigMap;
 use serde_json::Value;
 
-use super::client::{ALGORITHM_HEADER, SIGNATURE_HEADER};
-use super::connectors::{REFRESH_TIMEOUT, internal, not_found, type_name};
-use super::{ApiError, RestState, body, forward};
+use super::forward::Incoming;
+use super::{ApiError, RestState, body};
 use crate::herder::HerderHandle;
-use crate::storage::TargetState;
+use crate::peer::{ALGORITHM_HEADER, SIGNATURE_HEADER};
 
 /// (method, path) of the internal routes, for tests; not part of `ROUTES`/OpenAPI.
 pub const INTERNAL_ROUTES: &[(&str, &str)] = &[
@@ -26,31 +25,23 @@ pub const INTERNAL_ROUTES: &[(&str, &str)] = &[
 /// Checks the KIP-507 signature of `body`; Connect's statuses and messages on failure.
 fn verify(h: &HerderHandle, headers: &HeaderMap, body: &[u8]) -> Result<(), ApiError> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    h.verify_internal_request(header(ALGORITHM_HEADER), header(SIGNATURE_HEADER), body)
-        .map_err(|(status, message)| {
-            ApiError::new(
-                StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
-                message,
-            )
-        })
+    Ok(h.verify_internal_request(header(ALGORITHM_HEADER), header(SIGNATURE_HEADER), body)?)
 }
 
-/// Forwards an internal request to the leader, signed with this worker's session key.
-async fn forward_signed(
+/// The request, to be re-signed with this worker's session key if it is forwarded.
+fn signed_incoming(
     h: &HerderHandle,
-    target: &str,
     method: Method,
-    uri: &Uri,
-    fwd: Option<bool>,
+    uri: Uri,
     headers: &HeaderMap,
-    body: Option<&Value>,
-) -> Result<Response, ApiError> {
+    body: Option<Value>,
+) -> Result<Incoming, ApiError> {
     let bytes = body
+        .as_ref()
         .map(|b| serde_json::to_vec(b).expect("JSON values serialise"))
         .unwrap_or_default();
     let signature = h.sign_internal_request(&bytes);
-    let f = forward::forward(target, method, uri, fwd, headers, body, signature).await?;
-    Ok(f.into_response())
+    Ok(Incoming::new(method, uri, headers, body)?.signed(signature))
 }
 
 /// `POST /connectors/{c}/tasks`: the leader writes the submitted task configs.
@@ -63,7 +54,7 @@ pub(super) async fn put_task_configs(
 ) -> Result<Response, ApiError> {
     let h = s.herder()?;
     verify(h, &headers, &bytes)?;
-    let fwd = forward::forward_param(&uri)?;
+    super::forward::forward_param(&uri)?;
     let raw: Value = body::parse(&bytes)?;
     let Value::Array(items) = &raw else {
         return Err(ApiError::new(
@@ -75,28 +66,9 @@ pub(super) async fn put_task_configs(
         .iter()
         .map(|v| body::strict_config_map(v.clone()).map(|m| m.into_iter().collect()))
         .collect::<Result<_, _>>()?;
-    if let Some(target) = forward::leader_target(h, fwd).await? {
-        return forward_signed(h, &target, Method::POST, &uri, fwd, &headers, Some(&raw)).await;
-    }
-    h.config_store
-        .refresh(REFRESH_TIMEOUT)
-        .await
-        .map_err(internal)?;
-    let snapshot = h.config_store.snapshot();
-    if !snapshot.contains(&name) {
-        return Err(not_found(format!("Connector {name} not found")));
-    }
-    if snapshot.target_state(&name) == Some(TargetState::Stopped) && !configs.is_empty() {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            format!("Cannot submit non-empty set of task configs for stopped connector {name}"),
-        ));
-    }
-    h.config_store
-        .put_task_configs(&name, &configs)
-        .await
-        .map_err(internal)?;
-    Ok(StatusCode::NO_CONTENT.into_response())
+    let req = signed_incoming(h, Method::POST, uri, &headers, Some(raw))?;
+    let result = h.put_task_configs(&name, configs).await;
+    super::connectors::answer(&req, result, StatusCode::NO_CONTENT).await
 }
 
 /// `PUT /connectors/{c}/fence`: the leader runs a zombie-fencing round for a source connector.
@@ -109,26 +81,7 @@ pub(super) async fn fence_zombies(
 ) -> Result<Response, ApiError> {
     let h = s.herder()?;
     verify(h, &headers, &bytes)?;
-    let fwd = forward::forward_param(&uri)?;
-    if let Some(target) = forward::leader_target(h, fwd).await? {
-        return forward_signed(h, &target, Method::PUT, &uri, fwd, &headers, None).await;
-    }
-    h.config_store
-        .refresh(REFRESH_TIMEOUT)
-        .await
-        .map_err(internal)?;
-    let config = h
-        .config_store
-        .snapshot()
-        .connector_config(&name)
-        .cloned()
-        .ok_or_else(|| not_found(format!("Connector {name} not found")))?;
-    if type_name(h, &config) != "source" {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            format!("Connector {name} is not a source connector"),
-        ));
-    }
-    h.fence_zombies(&name).await.map_err(internal)?;
-    Ok(StatusCode::NO_CONTENT.into_response())
+    let req = signed_incoming(h, Method::PUT, uri, &headers, None)?;
+    let result = h.fence_zombies(&name).await;
+    super::connectors::answer(&req, result, StatusCode::NO_CONTENT).await
 }

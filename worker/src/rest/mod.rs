@@ -8,7 +8,6 @@
 //! ([`internal`]) are signed with the cluster's session key.
 
 mod body;
-pub mod client;
 mod connectors;
 mod error;
 mod forward;
@@ -18,18 +17,16 @@ mod offsets;
 mod plugins;
 mod root;
 mod startup;
-pub mod tls;
+mod tls;
 
 pub use connectors::{TOPIC_TRACKING_ALLOW_RESET, TOPIC_TRACKING_ENABLE};
 pub use error::ApiError;
 pub use internal::INTERNAL_ROUTES;
-pub use loggers::LogLevels;
 pub use startup::STARTUP_REQUEST_TIMEOUT;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use anyhow::Context;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
@@ -40,8 +37,26 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
+use crate::config::rest_tls;
 use crate::config::{HeaderAction, HeaderRule, Listener, WorkerConfig};
 use crate::herder::{HerderHandle, WorkerStage};
+
+/// Why the REST listeners could not start or stopped abnormally.
+#[derive(Debug, thiserror::Error)]
+pub enum RestError {
+    /// A listener's TLS settings are unusable (the message names the key).
+    #[error("{0}")]
+    Tls(String),
+    #[error("failed to bind REST listener {listener}: {source}")]
+    Bind {
+        listener: String,
+        source: std::io::Error,
+    },
+    #[error("REST listener failed: {0}")]
+    Serve(#[from] std::io::Error),
+    #[error("REST listener task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
+}
 
 /// Worker key (ours; Connect has none): the largest request body accepted, in bytes.
 /// Larger bodies get 413 with Connect's error body.
@@ -103,18 +118,6 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/admin/loggers/{logger}"),
     ("PUT", "/admin/loggers/{logger}"),
 ];
-
-/// Percent-encodes one path segment (a connector name in a URL).
-pub fn encode_path(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
 
 /// [`REST_REQUEST_MAX_BYTES`] from the worker config.
 pub fn request_max_bytes(config: &WorkerConfig) -> usize {
@@ -242,7 +245,7 @@ fn apply_header_rules(rules: &[HeaderRule], mut res: Response) -> Response {
 
 /// Builds the router a listener of `surface` serves.
 pub fn router_for(state: RestState, surface: Surface) -> Router {
-    let config = state.herder.as_ref().map(|h| h.config.clone());
+    let config = state.herder.as_ref().map(|h| h.config().clone());
     let mut app = Router::new();
     if surface != Surface::AdminOnly {
         app = app
@@ -324,22 +327,26 @@ pub fn advertised_url(config: &WorkerConfig, default_host: impl FnOnce() -> Stri
 #[allow(clippy::type_complexity)]
 pub fn tls_configs(
     config: &WorkerConfig,
-) -> anyhow::Result<(
-    Option<Arc<rustls::ServerConfig>>,
-    Option<Arc<rustls::ServerConfig>>,
-)> {
-    let tls_for = |listeners: &[Listener], prefix: &str| -> anyhow::Result<_> {
+) -> Result<
+    (
+        Option<Arc<rustls::ServerConfig>>,
+        Option<Arc<rustls::ServerConfig>>,
+    ),
+    RestError,
+> {
+    let tls_for = |listeners: &[Listener], prefix: &str| -> Result<_, RestError> {
         if !listeners.iter().any(Listener::is_https) {
             return Ok(None);
         }
-        let settings = tls::TlsSettings::from_config(config, prefix).map_err(anyhow::Error::msg)?;
-        Ok(Some(settings.server_config().map_err(anyhow::Error::msg)?))
+        let settings =
+            rest_tls::TlsSettings::from_config(config, prefix).map_err(RestError::Tls)?;
+        Ok(Some(settings.server_config().map_err(RestError::Tls)?))
     };
     Ok((
-        tls_for(&config.listeners, tls::LISTENERS_HTTPS_PREFIX)?,
+        tls_for(&config.listeners, rest_tls::LISTENERS_HTTPS_PREFIX)?,
         tls_for(
             config.admin_listeners.as_deref().unwrap_or_default(),
-            tls::ADMIN_LISTENERS_HTTPS_PREFIX,
+            rest_tls::ADMIN_LISTENERS_HTTPS_PREFIX,
         )?,
     ))
 }
@@ -356,7 +363,7 @@ pub async fn bind(
     kafka_cluster_id: Arc<str>,
     stage: WorkerStage,
     shutdown: CancellationToken,
-) -> anyhow::Result<RestServers> {
+) -> Result<RestServers, RestError> {
     let (main_surface, admin) = match &config.admin_listeners {
         None => (Surface::All, Vec::new()),
         Some(admin) => (Surface::NoAdmin, admin.clone()),
@@ -394,7 +401,10 @@ pub async fn bind(
         };
         let socket = TcpListener::bind((host, listener.port))
             .await
-            .with_context(|| format!("failed to bind REST listener {listener}"))?;
+            .map_err(|source| RestError::Bind {
+                listener: listener.to_string(),
+                source,
+            })?;
         tracing::info!(address = %socket.local_addr()?, scheme = %listener.scheme, "{what}");
         let tls = if listener.is_https() {
             tls.clone()
@@ -449,7 +459,7 @@ impl RestServers {
     }
 
     /// Waits until every listener has stopped (after `shutdown`).
-    pub async fn join(self) -> anyhow::Result<()> {
+    pub async fn join(self) -> Result<(), RestError> {
         for server in self.servers {
             server.await??;
         }

@@ -40,7 +40,7 @@ async fn list_connector_plugins(
     Query(params): Query<ListParams>,
 ) -> Result<Json<Vec<PluginInfo>>, ApiError> {
     let h = s.herder()?;
-    let mut plugins = h.registry.connector_plugins();
+    let mut plugins = h.registry().connector_plugins();
     if !params.connectors_only {
         for (class, kind) in connect_api::converter::builtin_converter_classes() {
             let plugin_type = match kind {
@@ -63,7 +63,7 @@ async fn get_connector_config_def(
 ) -> Result<Json<Vec<ConfigKeyInfo>>, ApiError> {
     let h = s.herder()?;
     let instance = h
-        .registry
+        .registry()
         .create_connector(&plugin)
         .map_err(|_| ApiError::new(StatusCode::NOT_FOUND, format!("Unknown plugin {plugin}.")))?;
     let (own, framework) = match &instance {

@@ -47,22 +47,22 @@ async fn health(State(state): State<RestState>) -> Response {
     let Some(h) = &state.herder else {
         return starting(None);
     };
-    if h.commands.is_closed() {
+    if h.herder_stopped() {
         return worker_status(
             StatusCode::INTERNAL_SERVER_ERROR,
             "unhealthy",
             &format!(
                 "Worker was unable to handle this request and may be unable to handle other requests. The herder has stopped. {}",
-                h.stage.summarize()
+                h.stage().summarize()
             ),
         );
     }
     let started = {
-        let v = h.view.read().await;
+        let v = h.view().await;
         v.generation > 0 && v.leader_url.is_some()
     };
     if !started {
-        return starting(Some(&h.stage));
+        return starting(Some(h.stage()));
     }
     worker_status(
         StatusCode::OK,

@@ -18,6 +18,7 @@ pub mod convert;
 pub mod errors;
 pub mod exactly_once;
 mod offsets;
+pub mod offsets_admin;
 pub mod panics;
 pub mod sink;
 pub mod source;

@@ -34,6 +34,7 @@
 //! before the runner moves on; with `none` it fails the task.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -56,6 +57,8 @@ use super::convert::{RecordConverters, conversion_error};
 use super::errors::{ErrorHandler, RawRecord, SinkErrantRecordReporter, Stage};
 use super::topics::ActiveTopics;
 use super::{ConnectorTaskId, TaskStatusListener, TokioTimer};
+use crate::config::clients::ClientKind;
+use crate::config::{ClientScope, WorkerConfig};
 
 /// Records handed to one `put` at most.
 /// The largest batch per `put` unless `max.poll.records` says otherwise (Java's default).
@@ -84,9 +87,47 @@ pub struct SinkTaskRun {
     pub paused: watch::Receiver<bool>,
 }
 
-/// The consumer group of a sink connector, as in Connect.
-pub fn sink_group_id(connector: &str) -> String {
+/// The consumer group a sink connector's tasks commit to, as in Connect: the connector's
+/// `consumer.override.group.id`, else the worker's `consumer.group.id`, else
+/// `connect-<connector>`. The task, `GET .../offsets` and the offsets changes all use this.
+pub fn sink_group_id(
+    worker: &WorkerConfig,
+    connector: &str,
+    connector_config: &ConfigMap,
+) -> Result<String, ConnectError> {
+    let (config, _) = sink_consumer_config(worker, connector, connector_config)?;
+    Ok(config
+        .get("group.id")
+        .map(str::to_owned)
+        .unwrap_or_else(|| default_sink_group_id(connector)))
+}
+
+/// `connect-<connector>`.
+fn default_sink_group_id(connector: &str) -> String {
     format!("connect-{connector}")
+}
+
+/// A sink task's consumer settings (the worker's `consumer.*` under the connector's
+/// `consumer.override.*`, with [`sink_group_id`]'s group) and the largest batch per `put`
+/// (`max.poll.records`).
+pub fn sink_consumer_config(
+    worker: &WorkerConfig,
+    connector: &str,
+    connector_config: &ConfigMap,
+) -> Result<(ClientConfig, usize), ConnectError> {
+    let scope = ClientScope::Worker(ClientKind::Consumer);
+    let overrides = super::worker::client_overrides(ClientKind::Consumer, connector_config)?;
+    let mut c = worker
+        .kafka_client_with(scope, ClientConfig::new(), Some(&overrides))
+        .map_err(|e| ConnectError::config(e.to_string()))?;
+    if c.get("group.id").is_none() {
+        c.set("group.id", default_sink_group_id(connector));
+    }
+    let max_poll_records = overrides
+        .max_poll_records
+        .or(worker.client_settings(scope).max_poll_records)
+        .map_or(DEFAULT_MAX_POLL_RECORDS, NonZeroUsize::get);
+    Ok((c, max_poll_records))
 }
 
 /// What the task asked of its consumer, applied by the runner between `put`s.
@@ -365,10 +406,9 @@ pub fn run_sink_task(run: SinkTaskRun, task: Box<dyn SinkTask>, rt: Handle) {
 
 fn execute(run: &SinkTaskRun, shared: &Arc<Shared>) -> Result<(), ConnectError> {
     let mut cfg = run.consumer_config.clone();
-    // `connect-<connector>` unless `consumer.override.group.id` (or the worker's
-    // `consumer.group.id`) says otherwise, as in Connect.
+    // [`sink_consumer_config`] sets the group; a run built by hand gets the same default.
     if cfg.get("group.id").is_none() {
-        cfg.set("group.id", sink_group_id(&run.id.connector));
+        cfg.set("group.id", default_sink_group_id(&run.id.connector));
     }
     // Connect's sink consumers start from the beginning of a partition the group has no
     // offset for, unless the worker's `consumer.auto.offset.reset` or the connector's

@@ -4,7 +4,6 @@
 //! The herder decides *what* runs here; this module only knows *how*.
 
 use std::collections::{BTreeMap, HashMap};
-use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -25,7 +24,7 @@ use super::exactly_once::{
     ExactlyOnceGate, ExactlyOnceSourceTaskRun, run_exactly_once_source_task, task_transactional_id,
 };
 use super::panics::{PanicSafeSinkTask, PanicSafeSourceTask, supervise, supervise_blocking};
-use super::sink::{DEFAULT_MAX_POLL_RECORDS, SinkTaskRun, run_sink_task};
+use super::sink::{SinkTaskRun, run_sink_task};
 use super::source::{SourceTaskRun, run_source_task};
 use super::{ConnectorTaskId, SourceOffsetBackend, TaskStatusListener};
 use crate::config::ClientScope;
@@ -487,7 +486,11 @@ impl Worker {
             TaskInstance::Sink(task) => {
                 let cc = SinkConnectorConfig::parse(connector_config)?;
                 let converters = RecordConverters::for_connector(&self.config, &cc.common)?;
-                let (consumer_config, max_poll_records) = self.consumer_config(connector_config)?;
+                let (consumer_config, max_poll_records) = super::sink::sink_consumer_config(
+                    &self.config,
+                    &id.connector,
+                    connector_config,
+                )?;
                 let dlq =
                     DeadLetterQueue::for_sink(id, &cc, self.producer_config(id, connector_config)?)
                         .await?;
@@ -534,24 +537,6 @@ impl Worker {
         })
     }
 
-    /// A connector's `<client>.override.*` keys, translated (override policy `All`, Connect's
-    /// default). A key no client can use (in a config stored before it was validated) fails
-    /// the task.
-    fn overrides(
-        kind: ClientKind,
-        connector_config: &ConfigMap,
-    ) -> Result<ClientSettings, ConnectError> {
-        connector_overrides(kind, connector_config).map_err(|errors| {
-            ConnectError::config(
-                errors
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            )
-        })
-    }
-
     /// Task (and dead-letter queue) producer: idempotent, `acks=all`, Java's partitioner, then
     /// the worker's `producer.*` and the connector's `producer.override.*`.
     fn producer_config(
@@ -565,7 +550,7 @@ impl Worker {
             .set("acks", "all")
             .set("client.id", format!("connector-producer-{id}"));
         java_partitioner(&mut defaults);
-        let overrides = Self::overrides(ClientKind::Producer, connector_config)?;
+        let overrides = client_overrides(ClientKind::Producer, connector_config)?;
         self.config
             .kafka_client_with(
                 ClientScope::Worker(ClientKind::Producer),
@@ -573,24 +558,6 @@ impl Worker {
                 Some(&overrides),
             )
             .map_err(|e| ConnectError::config(e.to_string()))
-    }
-
-    /// Sink task consumer settings and the largest batch per `put` (`max.poll.records`).
-    fn consumer_config(
-        &self,
-        connector_config: &ConfigMap,
-    ) -> Result<(ClientConfig, usize), ConnectError> {
-        let scope = ClientScope::Worker(ClientKind::Consumer);
-        let overrides = Self::overrides(ClientKind::Consumer, connector_config)?;
-        let c = self
-            .config
-            .kafka_client_with(scope, ClientConfig::new(), Some(&overrides))
-            .map_err(|e| ConnectError::config(e.to_string()))?;
-        let max_poll_records = overrides
-            .max_poll_records
-            .or(self.config.client_settings(scope).max_poll_records)
-            .map_or(DEFAULT_MAX_POLL_RECORDS, NonZeroUsize::get);
-        Ok((c, max_poll_records))
     }
 
     /// Stops tasks and waits until each has stopped (offsets committed, status written).
@@ -616,4 +583,22 @@ impl Worker {
             self.stop_connector(&name).await;
         }
     }
+}
+
+/// A connector's `<client>.override.*` keys, translated (override policy `All`, Connect's
+/// default). A key no client can use (in a config stored before it was validated) fails the
+/// task.
+pub(crate) fn client_overrides(
+    kind: ClientKind,
+    connector_config: &ConfigMap,
+) -> Result<ClientSettings, ConnectError> {
+    connector_overrides(kind, connector_config).map_err(|errors| {
+        ConnectError::config(
+            errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "),
+        )
+    })
 }

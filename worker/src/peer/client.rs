@@ -7,14 +7,13 @@ use std::time::Duration;
 use reqwest::Method;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, USER_AGENT};
 
-use super::tls::{self, TlsSettings};
+use crate::config::rest_tls::{self as tls, TlsSettings};
 use crate::config::{Listener, WorkerConfig};
-use crate::herder::HerderHandle;
 
 /// Connect's `DEFAULT_REST_REQUEST_TIMEOUT_MS`.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(90);
 
-pub use crate::herder::session_key::{ALGORITHM_HEADER, SIGNATURE_HEADER};
+use super::{ALGORITHM_HEADER, PeerError, SIGNATURE_HEADER};
 
 static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
 
@@ -29,7 +28,7 @@ fn builder() -> reqwest::ClientBuilder {
 /// Connect's client does) or, when none is configured, the platform's roots plus this worker's
 /// own certificate chain (a cluster sharing one self-signed certificate needs no CA then); it
 /// presents this worker's certificate when a peer asks for one (`ssl.client.auth`).
-pub fn configure(config: &WorkerConfig) -> Result<(), String> {
+pub fn configure(config: &WorkerConfig) -> Result<(), PeerError> {
     let has_https = config.listeners.iter().any(Listener::is_https);
     let settings = match TlsSettings::from_config(config, tls::LISTENERS_HTTPS_PREFIX) {
         Ok(s) => s,
@@ -40,7 +39,7 @@ pub fn configure(config: &WorkerConfig) -> Result<(), String> {
             let _ = CLIENT.set(builder().build().map_err(|e| e.to_string())?);
             return Ok(());
         }
-        Err(e) => return Err(e),
+        Err(e) => return Err(PeerError::Config(e)),
     };
     let pem_certs = |pem: &[u8]| {
         reqwest::Certificate::from_pem_bundle(pem).map_err(|e| format!("{}: {e}", settings.prefix))
@@ -63,10 +62,10 @@ pub fn configure(config: &WorkerConfig) -> Result<(), String> {
     let client = b.build().map_err(|e| format!("REST client: {e}"))?;
     CLIENT
         .set(client)
-        .map_err(|_| "the REST client was configured twice".to_owned())
+        .map_err(|_| PeerError::Config("the REST client was configured twice".to_owned()))
 }
 
-pub(crate) fn http_client() -> &'static reqwest::Client {
+pub fn http_client() -> &'static reqwest::Client {
     CLIENT.get_or_init(|| {
         builder()
             .build()
@@ -76,7 +75,7 @@ pub(crate) fn http_client() -> &'static reqwest::Client {
 
 /// A JSON request with Connect's headers; `auth` is the caller's `Authorization`, `signature`
 /// the KIP-507 `(algorithm, signature)` pair.
-pub(crate) fn request(
+pub fn request(
     method: Method,
     url: &str,
     body: Option<Vec<u8>>,
@@ -101,21 +100,18 @@ pub(crate) fn request(
     req
 }
 
-/// Sends a signed internal request; returns the status and the error message (or body text).
-pub(crate) async fn send_internal(
-    h: &HerderHandle,
+/// Sends a signed internal request (`signature` is the KIP-507 pair, `None` when the cluster
+/// does not sign); returns the status and the error message (or body text).
+pub async fn send_internal(
     method: Method,
     url: &str,
     body: Vec<u8>,
-) -> Result<(reqwest::StatusCode, String), String> {
-    let signature = h.sign_internal_request(&body);
-    if h.signs_internal_requests() && signature.is_none() {
-        return Err("no session key has been read from the config topic yet".to_owned());
-    }
+    signature: Option<(String, String)>,
+) -> Result<(reqwest::StatusCode, String), PeerError> {
     let res = request(method, url, Some(body), None, signature)
         .send()
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| PeerError::Io(e.to_string()))?;
     let status = res.status();
     let text = res.text().await.unwrap_or_default();
     let message = serde_json::from_str::<serde_json::Value>(&text)

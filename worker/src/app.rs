@@ -1,0 +1,233 @@
+//! The composition root as a library: [`start`] reaches Kafka, binds the REST listeners
+//! (answering `starting` meanwhile), opens the internal topics, joins the group through the
+//! herder and serves the REST API until `shutdown`, then stops every task (committing
+//! offsets), leaves the group and returns. `main` parses arguments and calls it; tests can
+//! too.
+
+use std::sync::Arc;
+
+use tokio::sync::{RwLock, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{ClientScope, ExactlyOnceSourceSupport, WorkerConfig};
+use crate::herder::stage::STAGE_READING_INTERNAL_TOPICS;
+use crate::herder::{HandleParts, Herder, HerderHandle, HerderParts, HerderView, WorkerStage};
+use crate::logging::LogLevels;
+use crate::rest::{self, RestError, RestState};
+use crate::runtime::worker::{StatusReporter, Worker};
+use crate::storage::config::ConfigStoreSettings;
+use crate::storage::offsets::OffsetStoreSettings;
+use crate::storage::status::StatusStoreSettings;
+use crate::storage::topics::TopicSettings;
+use crate::storage::{ConfigBackingStore, OffsetBackingStore, StatusBackingStore, StorageError};
+
+/// Why the worker could not start, or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("failed to reach Kafka at {bootstrap_servers}: {source}")]
+    Kafka {
+        bootstrap_servers: String,
+        source: crate::startup::KafkaUnreachable,
+    },
+    #[error("invalid worker configuration: {0}")]
+    Config(#[from] crate::config::ConfigError),
+    #[error("REST client: {0}")]
+    PeerClient(#[from] crate::peer::PeerError),
+    #[error(transparent)]
+    Rest(#[from] RestError),
+    #[error("failed to start the {topic} topic store: {source}")]
+    Store {
+        topic: &'static str,
+        source: StorageError,
+    },
+    #[error("herder task panicked: {0}")]
+    HerderPanicked(#[from] tokio::task::JoinError),
+    #[error("worker stopped: {0}")]
+    Herder(String),
+}
+
+/// Runs one distributed worker until `shutdown` fires (Ok) or the herder fails (Err).
+/// `log_levels` is what `/admin/loggers` changes.
+pub async fn start(
+    config: Arc<WorkerConfig>,
+    log_levels: LogLevels,
+    shutdown: CancellationToken,
+) -> Result<(), StartError> {
+    let kafka_cluster_id = crate::startup::fetch_cluster_id(&config)
+        .await
+        .map_err(|source| StartError::Kafka {
+            bootstrap_servers: config.bootstrap_servers.clone(),
+            source,
+        })?;
+    tracing::info!(kafka_cluster_id = %kafka_cluster_id, "connected to Kafka");
+
+    let worker_url = rest::advertised_url(&config, hostname);
+    // Connect's worker id: the advertised host and port.
+    let worker_id = worker_url
+        .split_once("://")
+        .map(|(_, rest)| rest.trim_end_matches('/').to_owned())
+        .unwrap_or_else(|| worker_url.clone());
+    // TLS settings are checked before anything starts, so a bad one fails fast naming the key.
+    rest::tls_configs(&config)?;
+    crate::peer::configure(&config)?;
+
+    // The listeners bind now, as Connect binds its REST server before its herder starts:
+    // reading the internal topics can take a transaction timeout (see `start_stores`), and a
+    // port refusing connections meanwhile gets the worker restarted by liveness probes.
+    let stage = WorkerStage::new(STAGE_READING_INTERNAL_TOPICS);
+    let kafka_cluster_id: Arc<str> = kafka_cluster_id.into();
+    let servers = rest::bind(
+        &config,
+        kafka_cluster_id.clone(),
+        stage.clone(),
+        shutdown.clone(),
+    )
+    .await?;
+    tracing::info!(worker_id = %worker_id, advertised_url = %worker_url, "REST server started; reading the internal topics");
+
+    let (config_store, offset_store, status_store) = tokio::select! {
+        stores = start_stores(&config) => stores?,
+        _ = shutdown.cancelled() => {
+            servers.join().await?;
+            tracing::info!("worker stopped before it finished starting");
+            return Ok(());
+        }
+    };
+
+    let registry = Arc::new(connect_connectors::builtin_plugins());
+    let track_topics = config
+        .raw
+        .get(crate::config::TOPIC_TRACKING_ENABLE)
+        .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false"));
+    let status = StatusReporter::spawn(status_store.clone(), worker_id.clone(), track_topics);
+    let (requests_tx, requests_rx) = mpsc::unbounded_channel();
+    let worker = Worker::new(
+        config.clone(),
+        registry.clone(),
+        offset_store.clone(),
+        status,
+        requests_tx,
+    );
+    let view = Arc::new(RwLock::new(HerderView {
+        worker_id: worker_id.clone(),
+        worker_url: worker_url.clone(),
+        rebalancing: true,
+        ..Default::default()
+    }));
+    let (handle, commands) = HerderHandle::new(HandleParts {
+        config: config.clone(),
+        registry,
+        config_store: config_store.clone(),
+        status_store: status_store.clone(),
+        offset_store: offset_store.clone(),
+        view,
+        kafka_cluster_id: kafka_cluster_id.clone(),
+        log_levels,
+        stage,
+    });
+    let herder = Herder::new(HerderParts {
+        config: config.clone(),
+        config_store: config_store.clone(),
+        status_store: status_store.clone(),
+        worker,
+        connector_requests: requests_rx,
+        worker_url: worker_url.clone(),
+        commands,
+        handle: handle.clone(),
+    });
+    let herder_task = tokio::spawn(herder.run(shutdown.clone()));
+
+    servers.ready(RestState {
+        kafka_cluster_id,
+        herder: Some(handle),
+    });
+    tracing::info!("internal topics read; every REST resource is served");
+
+    let outcome = herder_task.await?;
+    shutdown.cancel();
+    servers.join().await?;
+    config_store.stop().await;
+    offset_store.stop().await;
+    status_store.stop().await;
+    match outcome {
+        Ok(()) => {
+            tracing::info!("worker stopped");
+            Ok(())
+        }
+        Err(e) => Err(StartError::Herder(e.to_string())),
+    }
+}
+
+/// Opens the internal topics (config, offsets, status), each read to the end before anything
+/// acts on them. Under `exactly.once.source.support=enabled` they are read `read_committed`,
+/// so a transaction left open on one of them (a leader killed mid-write) holds this until the
+/// broker aborts it: up to the writer's transaction timeout plus the broker's abort interval.
+async fn start_stores(
+    config: &WorkerConfig,
+) -> Result<
+    (
+        Arc<ConfigBackingStore>,
+        Arc<OffsetBackingStore>,
+        Arc<StatusBackingStore>,
+    ),
+    StartError,
+> {
+    let eos_enabled = config.exactly_once_source_support == ExactlyOnceSourceSupport::Enabled;
+    // The internal-topic clients take the top-level keys only, as Connect's KafkaBasedLog.
+    let client = config.kafka_client(ClientScope::Internal)?;
+    let store_error = |topic| move |source| StartError::Store { topic, source };
+    let config_store = Arc::new(
+        ConfigBackingStore::start(ConfigStoreSettings {
+            topic: TopicSettings::new(
+                &config.config_storage_topic,
+                1,
+                config.config_storage_replication_factor.into(),
+            ),
+            client: client.clone(),
+            group_id: config.group_id.clone(),
+            read_committed: eos_enabled,
+            // preparing/enabled: the leader writes through the fencable transactional producer.
+            transactional_writes: config.exactly_once_source_support
+                != ExactlyOnceSourceSupport::Disabled,
+        })
+        .await
+        .map_err(store_error("config"))?,
+    );
+    let offset_store = Arc::new(
+        OffsetBackingStore::start(OffsetStoreSettings {
+            topic: TopicSettings::new(
+                &config.offset_storage_topic,
+                config.offset_storage_partitions,
+                config.offset_storage_replication_factor.into(),
+            ),
+            client: client.clone(),
+            client_id: format!("{}-offsets", config.group_id),
+            read_committed: eos_enabled,
+        })
+        .await
+        .map_err(store_error("offsets"))?,
+    );
+    let status_store = Arc::new(
+        StatusBackingStore::start(StatusStoreSettings {
+            topic: TopicSettings::new(
+                &config.status_storage_topic,
+                config.status_storage_partitions,
+                config.status_storage_replication_factor.into(),
+            ),
+            client,
+            client_id: format!("{}-statuses", config.group_id),
+        })
+        .await
+        .map_err(store_error("status"))?,
+    );
+    Ok((config_store, offset_store, status_store))
+}
+
+/// The machine's host name, for the advertised URL when the listener names no host.
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_owned())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "localhost".to_owned())
+}

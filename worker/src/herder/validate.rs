@@ -1,0 +1,160 @@
+//! Connector config validation, as `PUT /connector-plugins/{p}/config/validate` and create /
+//! update do: pure, answered by any worker.
+
+use connect_api::config::connector::with_worker_converters;
+use connect_api::config::connector::{
+    CONNECTOR_CLASS_CONFIG, EXACTLY_ONCE_SUPPORT_CONFIG, TRANSACTION_BOUNDARY_CONFIG,
+};
+use connect_api::config::{
+    ConfigDef, ConfigValue, TypedValue, sink_connector_config_def, source_connector_config_def,
+};
+use connect_api::connector::{ConnectorTransactionBoundaries, ExactlyOnceSupport};
+use connect_api::{ConfigInfos, ConfigMap, ConnectError, ConnectorInstance, PluginType};
+
+use super::HerderHandle;
+use crate::config::ClientScope;
+use crate::config::clients::{ClientKind, connector_overrides};
+use crate::config::{ExactlyOnceSourceSupport, WorkerConfig};
+
+pub const EOS_NOT_ENABLED: &str = "This worker does not have exactly-once source support enabled.";
+pub const EOS_NOT_IMPLEMENTED: &str = "The connector does not implement the API required for preflight validation of exactly-once source support. Please consult the documentation for the connector to determine whether it supports exactly-once semantics, and then consider reconfiguring the connector to use the value \"requested\" for this property (which will disable this preflight check and allow the connector to be created).";
+pub const EOS_UNSUPPORTED: &str =
+    "The connector does not support exactly-once semantics with the provided configuration.";
+pub const BOUNDARIES_UNSUPPORTED: &str = "The connector does not support connector-defined transaction boundaries with the given configuration. Please reconfigure it to use a different transaction boundary definition.";
+
+impl HerderHandle {
+    /// Validates a connector config as `PUT /connector-plugins/{p}/config/validate` and
+    /// create/update do: the framework's keys, the connector's own, the sink topic rules and
+    /// the exactly-once preflight checks. An unknown plugin is an error (400).
+    pub fn validate(&self, props: &ConfigMap) -> Result<(ConfigInfos, PluginType), ConnectError> {
+        let class = props
+            .get(CONNECTOR_CLASS_CONFIG)
+            .map(|s| s.trim())
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| {
+                ConnectError::config(format!(
+                    "Connector config {} contains no connector type",
+                    display_config(props)
+                ))
+            })?;
+        let instance = self.registry.create_connector(class)?;
+        let plugin_type = instance.plugin_type();
+        let framework_def = with_worker_converters(
+            match &instance {
+                ConnectorInstance::Source(_) => source_connector_config_def(),
+                ConnectorInstance::Sink(_) => sink_connector_config_def(),
+            },
+            &self.config.key_converter,
+            &self.config.value_converter,
+            &self.config.header_converter,
+        );
+        let framework = ConfigInfos::validate(class, &framework_def, props);
+        let (own_def, own_values) = match &instance {
+            ConnectorInstance::Source(c) => (c.config_def(), c.validate(props)),
+            ConnectorInstance::Sink(c) => (c.config_def(), c.validate(props)),
+        };
+        let own_groups = own_def.groups();
+        let own = ConfigInfos::generate(class, &own_def, &own_values, own_groups);
+        let mut infos = ConfigInfos::merge(
+            class,
+            [
+                framework,
+                own,
+                client_override_infos(&self.config, class, props),
+            ],
+        );
+        match &instance {
+            ConnectorInstance::Sink(_) => {
+                for (key, message) in connect_api::config::sink_topic_errors(props) {
+                    infos.add_error(key, message);
+                }
+            }
+            ConnectorInstance::Source(c) => {
+                let has_error = |infos: &ConfigInfos, key: &str| {
+                    infos
+                        .configs
+                        .iter()
+                        .filter_map(|ci| ci.value.as_ref())
+                        .any(|v| v.name == key && !v.errors.is_empty())
+                };
+                // Both checks run only when the property itself passed basic validation.
+                let eos = props
+                    .get(EXACTLY_ONCE_SUPPORT_CONFIG)
+                    .map(|s| s.trim().to_ascii_lowercase());
+                if eos.as_deref() == Some("required")
+                    && !has_error(&infos, EXACTLY_ONCE_SUPPORT_CONFIG)
+                {
+                    if self.config.exactly_once_source_support != ExactlyOnceSourceSupport::Enabled
+                    {
+                        infos.add_error(EXACTLY_ONCE_SUPPORT_CONFIG, EOS_NOT_ENABLED);
+                    }
+                    match c.exactly_once_support(props) {
+                        ExactlyOnceSupport::Supported => {}
+                        ExactlyOnceSupport::Unsupported => {
+                            infos.add_error(EXACTLY_ONCE_SUPPORT_CONFIG, EOS_UNSUPPORTED);
+                        }
+                        ExactlyOnceSupport::Unknown => {
+                            infos.add_error(EXACTLY_ONCE_SUPPORT_CONFIG, EOS_NOT_IMPLEMENTED);
+                        }
+                    }
+                }
+                let boundary = props
+                    .get(TRANSACTION_BOUNDARY_CONFIG)
+                    .map(|s| s.trim().to_ascii_lowercase());
+                if boundary.as_deref() == Some("connector")
+                    && !has_error(&infos, TRANSACTION_BOUNDARY_CONFIG)
+                    && c.can_define_transaction_boundaries(props)
+                        != ConnectorTransactionBoundaries::Supported
+                {
+                    infos.add_error(TRANSACTION_BOUNDARY_CONFIG, BOUNDARIES_UNSUPPORTED);
+                }
+            }
+        }
+        Ok((infos, plugin_type))
+    }
+}
+
+/// The `producer.override.*`, `consumer.override.*` and `admin.override.*` keys no client here
+/// can use (see [`crate::config::clients`]), one entry with its error each; valid overrides
+/// add nothing.
+/// Security overrides are resolved over the worker's settings (the task's client would be).
+fn client_override_infos(config: &WorkerConfig, class: &str, props: &ConfigMap) -> ConfigInfos {
+    let values: Vec<ConfigValue> = [
+        ClientKind::Producer,
+        ClientKind::Consumer,
+        ClientKind::Admin,
+    ]
+    .into_iter()
+    .filter_map(|kind| {
+        connector_overrides(kind, props)
+            .and_then(|o| {
+                config
+                    .client_settings(ClientScope::Worker(kind))
+                    .merged(&o)
+                    .resolve()
+                    .map(|_| ())
+            })
+            .err()
+    })
+    .flatten()
+    .map(|e| {
+        let mut v = ConfigValue::new(e.key.clone());
+        v.value = Some(TypedValue::String(e.value.clone()));
+        v.add_error(e.to_string());
+        v
+    })
+    .collect();
+    ConfigInfos::generate(class, &ConfigDef::new(), &values, Vec::new())
+}
+
+/// `{k=v, ...}` as Java prints a map, with values of password-looking keys hidden.
+fn display_config(props: &ConfigMap) -> String {
+    let body: Vec<String> = props
+        .iter()
+        .map(|(k, v)| {
+            let hidden = k.contains("password") || k.contains("secret");
+            format!("{k}={}", if hidden { "[hidden]" } else { v.as_str() })
+        })
+        .collect();
+    format!("{{{}}}", body.join(", "))
+}
