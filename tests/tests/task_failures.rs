@@ -25,7 +25,7 @@ use connect_worker::config::WorkerConfig;
 use connect_worker::runtime::convert::RecordConverters;
 use connect_worker::runtime::errors::{ErrorHandler, StageClasses};
 use connect_worker::runtime::exactly_once::{
-    ExactlyOnceGate, ExactlyOnceSourceTaskRun, run_exactly_once_source_task,
+    ExactlyOnceGate, ExactlyOnceSourceTaskRun, GateError, run_exactly_once_source_task,
 };
 use connect_worker::runtime::panics::{PanicSafeSinkTask, PanicSafeSourceTask};
 use connect_worker::runtime::sink::{DEFAULT_MAX_POLL_RECORDS, SinkTaskRun, run_sink_task};
@@ -208,10 +208,10 @@ struct NoFencing;
 
 #[async_trait]
 impl ExactlyOnceGate for NoFencing {
-    async fn fence(&self, _: &str) -> Result<(), String> {
+    async fn fence(&self, _: &str) -> Result<(), GateError> {
         Ok(())
     }
-    async fn still_current(&self, _: &ConnectorTaskId, _: Option<i32>) -> Result<(), String> {
+    async fn still_current(&self, _: &ConnectorTaskId, _: Option<i32>) -> Result<(), GateError> {
         Ok(())
     }
 }

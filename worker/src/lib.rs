@@ -12,6 +12,7 @@
 //! - [`security`]: TLS and SASL settings of the Kafka connections, as plain values
 //! - [`verify`]: `connect-worker verify`, the exactly-once checker for the verifiable source
 //! - [`version`]: what `GET /` reports
+//! - [`task_id`]: `ConnectorTaskId`, shared by the group protocol, the stores and the runtime
 //!
 //! Data flows one way: REST -> herder -> config topic -> every herder reads it -> assignment ->
 //! runtime starts tasks -> tasks write data and offsets -> status topic -> REST reads status.
@@ -27,5 +28,6 @@ pub mod runtime;
 pub mod security;
 pub mod startup;
 pub mod storage;
+pub mod task_id;
 pub mod verify;
 pub mod version;

@@ -16,6 +16,18 @@ use tracing_subscriber::reload;
 
 pub const ROOT_LOGGER: &str = "root";
 
+/// Why a level could not be set. The messages are Connect's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LogLevelError {
+    #[error("invalid log level '{0}'.")]
+    InvalidLevel(String),
+    #[error("invalid logger name '{0}'.")]
+    InvalidName(String),
+    /// The subscriber refused the resulting filter.
+    #[error("{0}")]
+    Filter(String),
+}
+
 type Apply = dyn Fn(&str) -> Result<(), String> + Send + Sync;
 
 /// One explicitly set level.
@@ -157,16 +169,16 @@ impl LogLevels {
 
     /// Sets `namespace` and every configured logger below it (every logger for `root`) to
     /// `level`; returns the affected logger names, sorted. The error is a message for a 400/404.
-    pub fn set(&self, namespace: &str, level: &str) -> Result<Vec<String>, String> {
+    pub fn set(&self, namespace: &str, level: &str) -> Result<Vec<String>, LogLevelError> {
         if tracing_level(level).is_none() {
-            return Err(format!("invalid log level '{level}'."));
+            return Err(LogLevelError::InvalidLevel(level.to_owned()));
         }
         if namespace.is_empty()
             || namespace
                 .chars()
                 .any(|c| c.is_whitespace() || matches!(c, '=' | ',' | '[' | ']' | '{' | '}'))
         {
-            return Err(format!("invalid logger name '{namespace}'."));
+            return Err(LogLevelError::InvalidName(namespace.to_owned()));
         }
         let mut levels = self.levels.lock().expect("log levels lock");
         let mut next = levels.clone();
@@ -192,7 +204,7 @@ impl LogLevels {
         for n in &affected {
             next.insert(n.clone(), setting.clone());
         }
-        (self.apply)(&directives(&next))?;
+        (self.apply)(&directives(&next)).map_err(LogLevelError::Filter)?;
         *levels = next;
         affected.sort();
         Ok(affected)
@@ -200,7 +212,11 @@ impl LogLevels {
 
     /// Applies a `logger-cluster-<namespace>` record read from the config topic (KIP-976).
     /// The herder calls this for records read after start-up.
-    pub fn apply_cluster_logger_level(&self, namespace: &str, level: &str) -> Result<(), String> {
+    pub fn apply_cluster_logger_level(
+        &self,
+        namespace: &str,
+        level: &str,
+    ) -> Result<(), LogLevelError> {
         self.set(namespace, level).map(|affected| {
             tracing::info!(
                 namespace,

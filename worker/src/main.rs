@@ -53,10 +53,8 @@ fn run_verify(
     tasks: Option<usize>,
     timeout: Duration,
 ) -> anyhow::Result<bool> {
-    let client = connect_worker::verify::verify_client(bootstrap, command_config)
-        .map_err(anyhow::Error::msg)?;
-    let report =
-        connect_worker::verify::verify_topic(client, topic, timeout).map_err(anyhow::Error::msg)?;
+    let client = connect_worker::verify::verify_client(bootstrap, command_config)?;
+    let report = connect_worker::verify::verify_topic(client, topic, timeout)?;
     for (task, c) in &report.tasks {
         println!(
             "task {task}: records={} distinct={} duplicates={} gaps={} max_seqno={}",

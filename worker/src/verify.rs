@@ -84,6 +84,13 @@ pub fn tally(pairs: impl IntoIterator<Item = Option<(i64, i64)>>) -> Report {
 pub fn verify_client(
     bootstrap: &str,
     command_config: Option<&std::path::Path>,
+) -> Result<ClientConfig, VerifyError> {
+    client(bootstrap, command_config).map_err(VerifyError)
+}
+
+fn client(
+    bootstrap: &str,
+    command_config: Option<&std::path::Path>,
 ) -> Result<ClientConfig, String> {
     let props = match command_config {
         Some(path) => crate::config::properties::parse(
@@ -116,7 +123,16 @@ pub fn verify_topic(
     client: ClientConfig,
     topic: &str,
     timeout: Duration,
-) -> Result<Report, String> {
+) -> Result<Report, VerifyError> {
+    read_and_tally(client, topic, timeout).map_err(VerifyError)
+}
+
+/// Why `verify` could not read the topic.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct VerifyError(pub String);
+
+fn read_and_tally(client: ClientConfig, topic: &str, timeout: Duration) -> Result<Report, String> {
     let mut client = client;
     let consumer: BaseConsumer = client
         .set("group.id", format!("connect-verify-{}", std::process::id()))
@@ -187,7 +203,7 @@ mod tests {
         assert_eq!(c.get("sasl.username"), Some("u"));
         std::fs::write(&file, "sasl.mechanism=GSSAPI\nsecurity.protocol=SASL_SSL\n").unwrap();
         let e = verify_client("b:1", Some(&file)).unwrap_err();
-        assert!(e.contains("configuration sasl.mechanism"), "{e}");
+        assert!(e.0.contains("configuration sasl.mechanism"), "{e}");
         assert_eq!(
             verify_client("b:1", None).unwrap().get("security.protocol"),
             Some("PLAINTEXT")

@@ -16,7 +16,6 @@
 //! Task id `-1` in a connector entry stands for the connector instance itself.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 
@@ -95,26 +94,7 @@ impl ConnectProtocolVersion {
 }
 
 /// One unit of work: a task of a connector, or the connector itself when `task == -1`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ConnectorTaskId {
-    pub connector: String,
-    pub task: i32,
-}
-
-impl ConnectorTaskId {
-    pub fn new(connector: impl Into<String>, task: i32) -> Self {
-        Self {
-            connector: connector.into(),
-            task,
-        }
-    }
-}
-
-impl fmt::Display for ConnectorTaskId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}-{}", self.connector, self.task)
-    }
-}
+pub use crate::task_id::ConnectorTaskId;
 
 /// A decode failure: the blob is shorter than its layout or holds invalid UTF-8.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

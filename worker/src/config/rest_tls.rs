@@ -25,6 +25,11 @@ use rustls::server::WebPkiClientVerifier;
 
 use crate::config::WorkerConfig;
 
+/// Unusable TLS settings of a REST listener (the message names the key).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct RestTlsError(pub String);
+
 /// Prefix of the HTTPS settings of `listeners`.
 pub const LISTENERS_HTTPS_PREFIX: &str = "listeners.https.";
 /// Prefix of the HTTPS settings of `admin.listeners`.
@@ -93,7 +98,12 @@ fn read(path: &str, key: &str) -> Result<Vec<u8>, String> {
 
 impl TlsSettings {
     /// The settings under `prefix` (see the module docs).
-    pub fn from_config(config: &WorkerConfig, prefix: &str) -> Result<Self, String> {
+    /// The settings of the listeners under `prefix`; the error names the key at fault.
+    pub fn from_config(config: &WorkerConfig, prefix: &str) -> Result<Self, RestTlsError> {
+        Self::read_config(config, prefix).map_err(RestTlsError)
+    }
+
+    fn read_config(config: &WorkerConfig, prefix: &str) -> Result<Self, String> {
         let (prefix, m) = all_or_nothing(config, prefix);
         let key = |k: &str| format!("{prefix}{k}");
         let get = |k: &str| m.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
@@ -213,7 +223,7 @@ impl TlsSettings {
     }
 
     /// The configured CA certificates (empty when none).
-    pub fn ca_certs(&self) -> Result<Vec<CertificateDer<'static>>, String> {
+    fn ca_certs(&self) -> Result<Vec<CertificateDer<'static>>, String> {
         let Some(pem) = &self.ca_pem else {
             return Ok(Vec::new());
         };
@@ -230,7 +240,12 @@ impl TlsSettings {
     }
 
     /// The rustls server configuration of an HTTPS listener.
-    pub fn server_config(&self) -> Result<Arc<ServerConfig>, String> {
+    /// The rustls server configuration; the error names the key at fault.
+    pub fn server_config(&self) -> Result<Arc<ServerConfig>, RestTlsError> {
+        self.build_server_config().map_err(RestTlsError)
+    }
+
+    fn build_server_config(&self) -> Result<Arc<ServerConfig>, String> {
         let id = self.identity.as_ref().ok_or_else(|| {
             format!(
                 "an https listener needs a certificate: set {} and {} (PEM)",

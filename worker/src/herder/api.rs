@@ -137,12 +137,11 @@ impl HerderHandle {
         }
     }
 
-    /// `Ok` on the leader outside a rebalance; who to ask otherwise.
+    /// `Ok` on the leader once no rebalance is in progress (waiting for one, bounded); who
+    /// to ask otherwise.
     async fn require_leader(&self) -> Result<(), HerderError> {
+        self.await_rebalance().await?;
         let v = self.view.read().await;
-        if v.rebalancing {
-            return Err(HerderError::Rebalancing);
-        }
         if v.is_leader {
             Ok(())
         } else {

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 
 use super::HerderHandle;
 use crate::runtime::ConnectorTaskId;
-use crate::runtime::exactly_once::ExactlyOnceGate;
+use crate::runtime::exactly_once::{ExactlyOnceGate, GateError};
 
 /// After this long without a successful round, retries are logged as warnings.
 const FENCE_PATIENCE: Duration = Duration::from_secs(30);
@@ -27,7 +27,7 @@ impl ExactlyOnceGate for HerderGate {
     /// Retries until a round succeeds: a rebalance or a broker failure in progress must not
     /// leave exactly-once tasks FAILED (Java's KAFKA-15059). The runner stops waiting when the
     /// task is stopped.
-    async fn fence(&self, connector: &str) -> Result<(), String> {
+    async fn fence(&self, connector: &str) -> Result<(), GateError> {
         let started = Instant::now();
         let mut backoff = Duration::from_millis(250);
         loop {
@@ -50,12 +50,12 @@ impl ExactlyOnceGate for HerderGate {
         &self,
         id: &ConnectorTaskId,
         generation: Option<i32>,
-    ) -> Result<(), String> {
+    ) -> Result<(), GateError> {
         self.handle
             .config_store
             .refresh(Duration::from_secs(30))
             .await
-            .map_err(|e| format!("failed to read the config topic: {e}"))?;
+            .map_err(|e| GateError::NotCurrent(format!("failed to read the config topic: {e}")))?;
         if self
             .handle
             .config_store
@@ -63,9 +63,9 @@ impl ExactlyOnceGate for HerderGate {
             .task_config_generation(&id.connector)
             != generation
         {
-            return Err(format!(
+            return Err(GateError::NotCurrent(format!(
                 "Cannot start source task {id} with exactly-once support as the connector has already generated a new set of task configs"
-            ));
+            )));
         }
         if !self
             .owned_tasks
@@ -73,9 +73,9 @@ impl ExactlyOnceGate for HerderGate {
             .unwrap_or_else(|p| p.into_inner())
             .contains(id)
         {
-            return Err(format!(
+            return Err(GateError::NotCurrent(format!(
                 "Cannot start source task {id} as it has already been revoked from this worker"
-            ));
+            )));
         }
         Ok(())
     }

@@ -132,10 +132,6 @@ pub struct HerderParts {
     pub handle: HerderHandle,
 }
 
-fn storage_id(id: &cluster::ConnectorTaskId) -> ConnectorTaskId {
-    ConnectorTaskId::new(id.connector.clone(), id.task)
-}
-
 /// The leader's input: connector -> committed task count, at the snapshot's offset.
 fn member_snapshot(state: &ClusterConfigState) -> ClusterConfigSnapshot {
     ClusterConfigSnapshot {
@@ -344,15 +340,14 @@ impl Herder {
                         self.owned_connectors.remove(c);
                     }
                     for t in &assignment.revoked_tasks {
-                        self.owned_tasks.remove(&storage_id(t));
+                        self.owned_tasks.remove(t);
                     }
                     self.owned_connectors
                         .extend(assignment.connectors.iter().cloned());
-                    self.owned_tasks
-                        .extend(assignment.tasks.iter().map(storage_id));
+                    self.owned_tasks.extend(assignment.tasks.iter().cloned());
                 } else {
                     self.owned_connectors = assignment.connectors.clone();
-                    self.owned_tasks = assignment.tasks.iter().map(storage_id).collect();
+                    self.owned_tasks = assignment.tasks.iter().cloned().collect();
                 }
                 // Revoked work must be stopped before the group hands it to someone else.
                 self.stop_unowned().await;

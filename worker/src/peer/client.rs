@@ -39,7 +39,7 @@ pub fn configure(config: &WorkerConfig) -> Result<(), PeerError> {
             let _ = CLIENT.set(builder().build().map_err(|e| e.to_string())?);
             return Ok(());
         }
-        Err(e) => return Err(PeerError::Config(e)),
+        Err(e) => return Err(PeerError::Config(e.to_string())),
     };
     let pem_certs = |pem: &[u8]| {
         reqwest::Certificate::from_pem_bundle(pem).map_err(|e| format!("{}: {e}", settings.prefix))

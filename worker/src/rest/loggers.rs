@@ -74,6 +74,6 @@ async fn set_logger_level(
     let affected = h
         .log_levels()
         .set(&name, &level)
-        .map_err(|m| ApiError::new(StatusCode::BAD_REQUEST, m))?;
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.to_string()))?;
     Ok(Json(affected).into_response())
 }

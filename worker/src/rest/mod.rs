@@ -45,8 +45,8 @@ use crate::herder::{HerderHandle, WorkerStage};
 #[derive(Debug, thiserror::Error)]
 pub enum RestError {
     /// A listener's TLS settings are unusable (the message names the key).
-    #[error("{0}")]
-    Tls(String),
+    #[error(transparent)]
+    Tls(#[from] rest_tls::RestTlsError),
     #[error("failed to bind REST listener {listener}: {source}")]
     Bind {
         listener: String,
@@ -338,9 +338,8 @@ pub fn tls_configs(
         if !listeners.iter().any(Listener::is_https) {
             return Ok(None);
         }
-        let settings =
-            rest_tls::TlsSettings::from_config(config, prefix).map_err(RestError::Tls)?;
-        Ok(Some(settings.server_config().map_err(RestError::Tls)?))
+        let settings = rest_tls::TlsSettings::from_config(config, prefix)?;
+        Ok(Some(settings.server_config()?))
     };
     Ok((
         tls_for(&config.listeners, rest_tls::LISTENERS_HTTPS_PREFIX)?,

@@ -68,18 +68,32 @@ pub fn task_transactional_id(group_id: &str, id: &ConnectorTaskId) -> String {
     format!("{group_id}-{}-{}", id.connector, id.task)
 }
 
+/// Why an exactly-once task may not start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GateError {
+    /// The zombie-fencing round failed.
+    #[error("{0}")]
+    Fencing(String),
+    /// The task was revoked, or its connector generated new task configs, meanwhile.
+    #[error("{0}")]
+    NotCurrent(String),
+    /// The task was stopped while waiting.
+    #[error("the task was stopped")]
+    Stopped,
+}
+
 /// The herder's checks around an exactly-once task start.
 #[async_trait]
 pub trait ExactlyOnceGate: Send + Sync {
     /// A zombie-fencing round for the connector (on the leader) must succeed first.
-    async fn fence(&self, connector: &str) -> Result<(), String>;
+    async fn fence(&self, connector: &str) -> Result<(), GateError>;
     /// After `init_transactions`: the task is still assigned here and its connector has not
     /// generated new task configs since the task was scheduled (`generation`).
     async fn still_current(
         &self,
         id: &ConnectorTaskId,
         generation: Option<i32>,
-    ) -> Result<(), String>;
+    ) -> Result<(), GateError>;
 }
 
 /// Everything the runner needs besides the task itself.
@@ -256,7 +270,7 @@ async fn prepare(run: &ExactlyOnceSourceTaskRun) -> Result<(FutureProducer, Stri
     // A stop must not wait for the fencing retries (the herder awaits the task's end).
     let fenced = tokio::select! {
         r = run.gate.fence(&run.id.connector) => r,
-        _ = run.cancel.cancelled() => Err("the task was stopped".to_owned()),
+        _ = run.cancel.cancelled() => Err(GateError::Stopped),
     };
     fenced.map_err(|e| {
         ConnectError::fatal(format!(
@@ -289,7 +303,7 @@ async fn prepare(run: &ExactlyOnceSourceTaskRun) -> Result<(FutureProducer, Stri
     run.gate
         .still_current(&run.id, run.generation)
         .await
-        .map_err(ConnectError::fatal)?;
+        .map_err(|e| ConnectError::fatal(e.to_string()))?;
     let offsets_topic = run.offsets.primary().topic().to_owned();
     run.offsets
         .primary()

@@ -2,28 +2,7 @@
 
 use std::fmt;
 
-/// A task's identity: connector name plus 0-based task number (Java `ConnectorTaskId`).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ConnectorTaskId {
-    pub connector: String,
-    pub task: i32,
-}
-
-impl ConnectorTaskId {
-    pub fn new(connector: impl Into<String>, task: i32) -> Self {
-        Self {
-            connector: connector.into(),
-            task,
-        }
-    }
-}
-
-impl fmt::Display for ConnectorTaskId {
-    /// Connect prints task ids as `<connector>-<task>`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}-{}", self.connector, self.task)
-    }
-}
+pub use crate::task_id::ConnectorTaskId;
 
 /// The desired state of a connector, as written to `target-state-<c>` records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
