@@ -9,7 +9,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use tokio::sync::{RwLock, mpsc, oneshot};
 
-use super::api::HerderError;
+use super::error::HerderError;
 use super::{HerderView, WorkerStage, session_key};
 use crate::config::{ConnectProtocol, WorkerConfig};
 use crate::logging::LogLevels;

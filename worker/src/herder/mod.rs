@@ -28,6 +28,7 @@
 //! the loop and the worker exits non-zero.
 
 pub mod api;
+mod error;
 mod fencing;
 mod gate;
 mod handle;

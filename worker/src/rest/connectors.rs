@@ -17,7 +17,7 @@ use connect_api::ConfigMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::forward::{self, Forwarded, Incoming, Outcome};
+use super::forward::{self, Forwarded, Incoming, Outcome, answer};
 use super::{ApiError, RestState, body};
 use crate::herder::HerderHandle;
 use crate::peer::encode_path;
@@ -357,19 +357,6 @@ async fn patch_connector_config(
     let result = h.patch_connector_config(&name, patch).await;
     Ok(match forward::complete_or_forward(&req, result).await? {
         Outcome::Done(info) => Json(ConnectorInfo::from(info)).into_response(),
-        Outcome::Forwarded(f) => f.into_response(),
-    })
-}
-
-/// The answer of a request that has no body of its own: `status` when served here, the
-/// other worker's answer when forwarded.
-pub(super) async fn answer(
-    req: &Incoming,
-    result: Result<(), crate::herder::HerderError>,
-    status: StatusCode,
-) -> Result<Response, ApiError> {
-    Ok(match forward::complete_or_forward(req, result).await? {
-        Outcome::Done(()) => status.into_response(),
         Outcome::Forwarded(f) => f.into_response(),
     })
 }

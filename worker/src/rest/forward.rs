@@ -156,6 +156,19 @@ pub async fn complete_or_forward<T>(
     forward(&target, req).await.map(Outcome::Forwarded)
 }
 
+/// The answer of a request that has no body of its own: `status` when served here, the
+/// other worker's answer when forwarded.
+pub async fn answer(
+    req: &Incoming,
+    result: Result<(), HerderError>,
+    status: StatusCode,
+) -> Result<Response, ApiError> {
+    Ok(match complete_or_forward(req, result).await? {
+        Outcome::Done(()) => status.into_response(),
+        Outcome::Forwarded(f) => f.into_response(),
+    })
+}
+
 /// Sends the request on. Errors from the target come back as the same status and message.
 async fn forward(target: &str, req: &Incoming) -> Result<Forwarded, ApiError> {
     let url = forwarded_url(target, &req.uri, req.forward);

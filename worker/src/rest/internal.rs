@@ -68,7 +68,7 @@ pub(super) async fn put_task_configs(
         .collect::<Result<_, _>>()?;
     let req = signed_incoming(h, Method::POST, uri, &headers, Some(raw))?;
     let result = h.put_task_configs(&name, configs).await;
-    super::connectors::answer(&req, result, StatusCode::NO_CONTENT).await
+    super::forward::answer(&req, result, StatusCode::NO_CONTENT).await
 }
 
 /// `PUT /connectors/{c}/fence`: the leader runs a zombie-fencing round for a source connector.
@@ -83,5 +83,5 @@ pub(super) async fn fence_zombies(
     verify(h, &headers, &bytes)?;
     let req = signed_incoming(h, Method::PUT, uri, &headers, None)?;
     let result = h.fence_zombies(&name).await;
-    super::connectors::answer(&req, result, StatusCode::NO_CONTENT).await
+    super::forward::answer(&req, result, StatusCode::NO_CONTENT).await
 }

@@ -120,3 +120,21 @@ pub fn error_trace(err: &(dyn std::error::Error + 'static)) -> String {
     }
     out
 }
+
+/// A connector's `<client>.override.*` keys, translated (override policy `All`, Connect's
+/// default). A key no client can use (in a config stored before it was validated) fails the
+/// task.
+pub(crate) fn client_overrides(
+    kind: crate::config::clients::ClientKind,
+    connector_config: &connect_api::ConfigMap,
+) -> Result<crate::config::clients::ClientSettings, connect_api::ConnectError> {
+    crate::config::clients::connector_overrides(kind, connector_config).map_err(|errors| {
+        connect_api::ConnectError::config(
+            errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "),
+        )
+    })
+}

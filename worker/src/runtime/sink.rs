@@ -116,7 +116,7 @@ pub fn sink_consumer_config(
     connector_config: &ConfigMap,
 ) -> Result<(ClientConfig, usize), ConnectError> {
     let scope = ClientScope::Worker(ClientKind::Consumer);
-    let overrides = super::worker::client_overrides(ClientKind::Consumer, connector_config)?;
+    let overrides = super::client_overrides(ClientKind::Consumer, connector_config)?;
     let mut c = worker
         .kafka_client_with(scope, ClientConfig::new(), Some(&overrides))
         .map_err(|e| ConnectError::config(e.to_string()))?;

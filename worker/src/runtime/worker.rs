@@ -29,7 +29,7 @@ use super::source::{SourceTaskRun, run_source_task};
 use super::{ConnectorTaskId, SourceOffsetBackend, TaskStatusListener};
 use crate::config::ClientScope;
 use crate::config::WorkerConfig;
-use crate::config::clients::{ClientKind, ClientSettings, connector_overrides};
+use crate::config::clients::ClientKind;
 use crate::storage::log::java_partitioner;
 use crate::storage::offsets::OffsetStoreSettings;
 use crate::storage::topics::TopicSettings;
@@ -550,7 +550,7 @@ impl Worker {
             .set("acks", "all")
             .set("client.id", format!("connector-producer-{id}"));
         java_partitioner(&mut defaults);
-        let overrides = client_overrides(ClientKind::Producer, connector_config)?;
+        let overrides = super::client_overrides(ClientKind::Producer, connector_config)?;
         self.config
             .kafka_client_with(
                 ClientScope::Worker(ClientKind::Producer),
@@ -583,22 +583,4 @@ impl Worker {
             self.stop_connector(&name).await;
         }
     }
-}
-
-/// A connector's `<client>.override.*` keys, translated (override policy `All`, Connect's
-/// default). A key no client can use (in a config stored before it was validated) fails the
-/// task.
-pub(crate) fn client_overrides(
-    kind: ClientKind,
-    connector_config: &ConfigMap,
-) -> Result<ClientSettings, ConnectError> {
-    connector_overrides(kind, connector_config).map_err(|errors| {
-        ConnectError::config(
-            errors
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("; "),
-        )
-    })
 }
