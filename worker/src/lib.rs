@@ -4,7 +4,8 @@
 //! - [`config`]: worker properties (Java `.properties`, the keys of `connect-distributed.properties`)
 //! - [`cluster`]: group membership over Kafka's classic group APIs, protocol codecs, assignors
 //! - [`storage`]: the Kafka-backed log and the config, offset and status stores in Connect's formats
-//! - [`herder`]: the distributed herder: assignments + config changes -> running work
+//! - [`herder`]: the distributed herder: assignments + config changes -> running work; its
+//!   typed API ([`herder::api`]) is the only writer of cluster changes
 //! - [`runtime`]: connector and task instances: the source and sink task runners
 //! - [`rest`]: the REST API (axum), one module per resource: parse, ask the herder, answer
 //! - [`peer`]: the HTTP client between workers (forwarding, signed internal requests)
@@ -14,8 +15,13 @@
 //! - [`version`]: what `GET /` reports
 //! - [`task_id`]: `ConnectorTaskId`, shared by the group protocol, the stores and the runtime
 //!
-//! Data flows one way: REST -> herder -> config topic -> every herder reads it -> assignment ->
-//! runtime starts tasks -> tasks write data and offsets -> status topic -> REST reads status.
+//! Data flows one way: REST -> herder API (request queue; `NotLeader` -> REST forwards) ->
+//! config topic -> every herder reads it -> assignment -> runtime starts tasks -> tasks write
+//! data and offsets -> status topic -> REST reads status.
+//!
+//! Module order, each importing only those after it: `main` -> [`app`] -> [`rest`] ->
+//! [`herder`] -> [`runtime`], [`peer`] -> [`storage`], [`cluster`], [`config`] -> [`task_id`],
+//! [`logging`], [`security`] -> `connect-api`.
 
 pub mod app;
 pub mod cluster;

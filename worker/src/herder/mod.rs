@@ -10,6 +10,10 @@
 //!                                                                      └─ leader: rejoin when the work changed
 //! ```
 //!
+//! Changes asked of the cluster (REST, the herder's own task configs) go through
+//! [`HerderHandle`]'s typed API ([`api`]): one request queue per worker, leadership checked
+//! there, [`HerderError`] back.
+//!
 //! Every event ends in [`reconcile`](Herder::reconcile), which compares what should run here
 //! (the assignment, read against the latest config snapshot) with what runs, and fixes the
 //! difference. It is idempotent, so a missed or repeated event costs nothing but a pass.

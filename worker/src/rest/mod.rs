@@ -4,8 +4,12 @@
 //! through [`ApiError`], including unknown paths, wrong methods, malformed JSON, oversized
 //! bodies and extractor rejections (see [`connect_error_body`]).
 //!
-//! Requests only the leader may serve are forwarded to it ([`forward`]); the internal endpoints
-//! ([`internal`]) are signed with the cluster's session key.
+//! Handlers are thin: parse the request, call the herder's API ([`crate::herder::api`]), answer.
+//! The herder decides who serves a change; when it answers `NotLeader` (or `NotOwner` for a
+//! task restart), `forward::complete_or_forward` sends the request on — the one place that
+//! forwards. `HerderError`s become Connect's error bodies through one `From` impl
+//! (`error.rs`). The internal endpoints (`internal.rs`) are signed with the cluster's session
+//! key. Nothing below this module imports it.
 
 mod body;
 mod connectors;
