@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use connect_api::config::connector::NAME_CONFIG;
 use connect_api::{ConfigMap, ConnectorInstance};
+use futures::future::BoxFuture;
 use tokio::time::Instant;
 
 use super::HerderHandle;
@@ -104,6 +105,24 @@ impl HerderHandle {
         }
     }
 
+    /// Runs `f` on the request queue once this worker is known to lead (after any rebalance
+    /// in progress); [`HerderError::NotLeader`] otherwise.
+    async fn on_leader<T, F>(&self, f: F) -> Result<T, HerderError>
+    where
+        T: Send + 'static,
+        F: FnOnce(HerderHandle) -> BoxFuture<'static, Result<T, HerderError>> + Send + 'static,
+    {
+        // Waiting here first keeps a rebalance from holding the queue.
+        self.await_rebalance().await?;
+        self.serialised(move |h| {
+            Box::pin(async move {
+                h.require_leader().await?;
+                f(h).await
+            })
+        })
+        .await
+    }
+
     /// Reads the config topic to its end.
     async fn refresh(&self) -> Result<(), HerderError> {
         Ok(self.config_store.refresh(REFRESH_TIMEOUT).await?)
@@ -146,11 +165,9 @@ impl HerderHandle {
     ) -> Result<ConnectorInfo, HerderError> {
         let config = with_name(config, name)?;
         self.validate_or_reject(&config)?;
-        self.await_rebalance().await?;
         let name = name.to_owned();
-        self.serialised(move |h| {
+        self.on_leader(move |h| {
             Box::pin(async move {
-                h.require_leader().await?;
                 h.refresh().await?;
                 if h.config_store.snapshot().contains(&name) {
                     return Err(HerderError::AlreadyExists(format!(
@@ -179,11 +196,9 @@ impl HerderHandle {
     ) -> Result<PutOutcome, HerderError> {
         let config = with_name(config, name)?;
         self.validate_or_reject(&config)?;
-        self.await_rebalance().await?;
         let name = name.to_owned();
-        self.serialised(move |h| {
+        self.on_leader(move |h| {
             Box::pin(async move {
-                h.require_leader().await?;
                 h.refresh().await?;
                 let created = !h.config_store.snapshot().contains(&name);
                 h.config_store
@@ -208,11 +223,9 @@ impl HerderHandle {
         name: &str,
         patch: Vec<(String, Option<String>)>,
     ) -> Result<ConnectorInfo, HerderError> {
-        self.await_rebalance().await?;
         let name = name.to_owned();
-        self.serialised(move |h| {
+        self.on_leader(move |h| {
             Box::pin(async move {
-                h.require_leader().await?;
                 let mut config = h
                     .existing_config(&name, || format!("Connector {name} not found"))
                     .await?;
@@ -238,11 +251,9 @@ impl HerderHandle {
 
     /// `DELETE /connectors/{c}` (leader): removes the config, then the statuses.
     pub async fn delete_connector(&self, name: &str) -> Result<(), HerderError> {
-        self.await_rebalance().await?;
         let name = name.to_owned();
-        self.serialised(move |h| {
+        self.on_leader(move |h| {
             Box::pin(async move {
-                h.require_leader().await?;
                 h.existing_config(&name, || format!("Connector {name} not found"))
                     .await?;
                 let tasks = h.config_store.snapshot().task_count(&name);
@@ -259,10 +270,8 @@ impl HerderHandle {
     /// `POST /connectors/{c}/restart` (leader): records the restart request; every worker
     /// restarts what it runs of the connector.
     pub async fn restart_connector(&self, request: RestartRequest) -> Result<(), HerderError> {
-        self.await_rebalance().await?;
-        self.serialised(move |h| {
+        self.on_leader(move |h| {
             Box::pin(async move {
-                h.require_leader().await?;
                 let name = request.connector.clone();
                 h.existing_config(&name, || format!("Unknown connector: {name}"))
                     .await?;
@@ -334,11 +343,9 @@ impl HerderHandle {
     /// `PUT /connectors/{c}/stop` (leader), in Connect's order: an empty task config set
     /// first, then the STOPPED target state.
     pub async fn stop_connector(&self, name: &str) -> Result<(), HerderError> {
-        self.await_rebalance().await?;
         let name = name.to_owned();
-        self.serialised(move |h| {
+        self.on_leader(move |h| {
             Box::pin(async move {
-                h.require_leader().await?;
                 h.existing_config(&name, || format!("Unknown connector {name}"))
                     .await?;
                 h.config_store.put_task_configs(&name, &[]).await?;
@@ -358,11 +365,9 @@ impl HerderHandle {
         name: &str,
         configs: Vec<ConfigMap>,
     ) -> Result<(), HerderError> {
-        self.await_rebalance().await?;
         let name = name.to_owned();
-        self.serialised(move |h| {
+        self.on_leader(move |h| {
             Box::pin(async move {
-                h.require_leader().await?;
                 h.existing_config(&name, || format!("Connector {name} not found"))
                     .await?;
                 if h.config_store.snapshot().target_state(&name) == Some(TargetState::Stopped)
@@ -381,7 +386,6 @@ impl HerderHandle {
     /// One zombie-fencing round for a source connector's tasks (leader). Not queued: a round
     /// waits on brokers, and rounds of one connector are serialised by the fencing itself.
     pub async fn fence_zombies(&self, name: &str) -> Result<(), HerderError> {
-        self.await_rebalance().await?;
         self.require_leader().await?;
         let config = self
             .existing_config(name, || format!("Connector {name} not found"))
@@ -414,11 +418,9 @@ impl HerderHandle {
         name: &str,
         entries: Vec<OffsetEntry>,
     ) -> Result<&'static str, HerderError> {
-        self.await_rebalance().await?;
         let name = name.to_owned();
-        self.serialised(move |h| {
+        self.on_leader(move |h| {
             Box::pin(async move {
-                h.require_leader().await?;
                 let config = h.stopped_connector_config(&name).await?;
                 let connector = h.connector_instance(&config)?;
                 let offsets = offsets_admin::parse(&connector, &entries)?;
@@ -439,11 +441,9 @@ impl HerderHandle {
 
     /// `DELETE /connectors/{c}/offsets` (leader, connector stopped); returns the message.
     pub async fn reset_offsets(&self, name: &str) -> Result<&'static str, HerderError> {
-        self.await_rebalance().await?;
         let name = name.to_owned();
-        self.serialised(move |h| {
+        self.on_leader(move |h| {
             Box::pin(async move {
-                h.require_leader().await?;
                 let config = h.stopped_connector_config(&name).await?;
                 let connector = h.connector_instance(&config)?;
                 let config = h.fence_before_modifying(&name, &connector, config).await?;
