@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use connect_api::config::connector::{CONNECTOR_CLASS_CONFIG, TASK_CLASS_CONFIG};
-use connect_api::config::{SinkConnectorConfig, SourceConnectorConfig, TasksMax};
+use connect_api::config::{SinkConnectorConfig, SourceConnectorConfig, TasksMax, TopicCreation};
 use connect_api::{
     CancellationToken, ConfigMap, ConnectError, ConnectorInstance, PluginRegistry, TaskInstance,
 };
@@ -27,6 +27,7 @@ use super::exactly_once::{
 use super::panics::{PanicSafeSinkTask, PanicSafeSourceTask, supervise, supervise_blocking};
 use super::sink::{DEFAULT_MAX_POLL_RECORDS, SinkTaskRun, run_sink_task};
 use super::source::{SourceTaskRun, run_source_task};
+use super::topic_creation::TopicCreator;
 use super::{ConnectorTaskId, SourceOffsetBackend, TaskStatusListener};
 use crate::config::ClientScope;
 use crate::config::WorkerConfig;
@@ -435,6 +436,7 @@ impl Worker {
                     "transactional.id",
                     task_transactional_id(&self.config.group_id, id),
                 );
+                let topic_creation = self.topic_creator(id, connector_config)?;
                 let run = ExactlyOnceSourceTaskRun {
                     id: id.clone(),
                     task_config: task_config.clone(),
@@ -442,6 +444,7 @@ impl Worker {
                     offset_flush_interval: self.config.offset_flush_interval,
                     converters,
                     producer_config,
+                    topic_creation,
                     offsets,
                     gate: self.exactly_once.clone().expect("checked above"),
                     generation,
@@ -465,6 +468,7 @@ impl Worker {
                     .map_err(|e| {
                         ConnectError::fatal(format!("failed to create producer for task {id}: {e}"))
                     })?;
+                let topic_creation = self.topic_creator(id, connector_config)?;
                 let run = SourceTaskRun {
                     id: id.clone(),
                     task_config: task_config.clone(),
@@ -472,6 +476,7 @@ impl Worker {
                     offset_flush_interval: self.config.offset_flush_interval,
                     converters,
                     producer,
+                    topic_creation,
                     offsets: self.offsets.clone(),
                     status,
                     cancel: cancel.clone(),
@@ -573,6 +578,34 @@ impl Worker {
                 Some(&overrides),
             )
             .map_err(|e| ConnectError::config(e.to_string()))
+    }
+
+    /// A source task's topic creation (KIP-158): on when the worker has
+    /// `topic.creation.enable=true` and the connector sets `topic.creation.*` keys, with an
+    /// admin client from the worker's `admin.*` and the connector's `admin.override.*`. Invalid
+    /// settings fail the task with Apache's message, as `SourceConnectorConfig` fails it.
+    fn topic_creator(
+        &self,
+        id: &ConnectorTaskId,
+        connector_config: &ConfigMap,
+    ) -> Result<TopicCreator, ConnectError> {
+        let Some(settings) =
+            TopicCreation::from_config(connector_config, self.config.topic_creation_enable)?
+        else {
+            return Ok(TopicCreator::disabled());
+        };
+        let mut defaults = ClientConfig::new();
+        defaults.set("client.id", format!("connector-adminclient-{id}"));
+        let overrides = Self::overrides(ClientKind::Admin, connector_config)?;
+        let admin = self
+            .config
+            .kafka_client_with(
+                ClientScope::Worker(ClientKind::Admin),
+                defaults,
+                Some(&overrides),
+            )
+            .map_err(|e| ConnectError::config(e.to_string()))?;
+        TopicCreator::new(Some(settings), &admin)
     }
 
     /// Sink task consumer settings and the largest batch per `put` (`max.poll.records`).
