@@ -164,8 +164,8 @@ impl TopicCreator {
     }
 }
 
-/// Whether the topic exists, asked without the metadata request that could make a broker
-/// auto-create it. A broker that will not say (authorization) counts as "missing": creating
+/// Whether the topic exists (it has configs), asked without the metadata request that could
+/// make a broker auto-create it. A broker that will not say (authorization) counts as "missing": creating
 /// then answers.
 async fn exists(
     admin: &AdminClient<DefaultClientContext>,
@@ -177,7 +177,8 @@ async fn exists(
         .await
         .map(|mut v| v.pop())
     {
-        Ok(Some(Ok(_))) => Ok(true),
+        // The broker answers a missing topic with an empty config list, not an error.
+        Ok(Some(Ok(resource))) => Ok(!resource.entries.is_empty()),
         Ok(Some(Err(_)) | None) => Ok(false),
         Err(e) => Err(ConnectError::retriable(format!(
             "Error while attempting to create/find topic(s) '{topic}': {e}"

@@ -302,15 +302,25 @@ impl Worker {
         self.tasks.keys().cloned().collect()
     }
 
-    /// Starts a connector; a plugin that cannot be created, or a `tasks.max` this worker
-    /// refuses (a config written by another implementation or an older version), is reported
-    /// FAILED.
+    /// Starts a connector; a plugin that cannot be created, a `tasks.max` this worker refuses
+    /// (a config written by another implementation or an older version), or invalid
+    /// `topic.creation.*` settings of a source connector, is reported FAILED.
     pub fn start_connector(&mut self, name: &str, config: &ConfigMap, target: TargetState) {
         let class = config
             .get(CONNECTOR_CLASS_CONFIG)
             .cloned()
             .unwrap_or_default();
-        let instance = TasksMax::parse(config).and_then(|_| self.registry.create_connector(&class));
+        let topic_creation_enable = self.config.topic_creation_enable;
+        let instance = TasksMax::parse(config)
+            .and_then(|_| self.registry.create_connector(&class))
+            .and_then(|instance| {
+                // Apache builds a source connector's config with its topic creation settings
+                // when it starts it: invalid ones fail the connector.
+                if matches!(instance, ConnectorInstance::Source(_)) {
+                    TopicCreation::from_config(config, topic_creation_enable)?;
+                }
+                Ok(instance)
+            });
         self.status
             .set_connector_version(name, instance.as_ref().ok().map(ConnectorInstance::version));
         match instance {
