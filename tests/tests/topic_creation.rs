@@ -145,6 +145,44 @@ async fn first_matching_group_wins_over_default() {
     );
 }
 
+/// The exactly-once runner creates its topic the same way, before its first transaction
+/// writes to it.
+#[tokio::test(flavor = "multi_thread")]
+async fn exactly_once_source_creates_its_topic() {
+    let w = ClusterSpec::new("tc-eos")
+        .set("exactly.once.source.support", "enabled")
+        .start_worker()
+        .await;
+    w.wait_healthy().await;
+    let topic = unique("tc-eos-data");
+    create_connector(
+        &w,
+        "tc-eos",
+        json!({
+            "connector.class": VERIFIABLE, "topic": topic, "throughput": "20",
+            "topic.creation.default.replication.factor": "1",
+            "topic.creation.default.partitions": "3",
+            "topic.creation.default.cleanup.policy": "compact",
+        }),
+    )
+    .await;
+    eventually(WAIT, &format!("committed records in {topic}"), || async {
+        let n = read_all(
+            &[&topic],
+            connect_tests::kafka::Isolation::ReadCommitted,
+            Duration::from_secs(2),
+        )
+        .len();
+        (n > 0).then_some(())
+    })
+    .await;
+    assert_eq!(partitions(&topic), Some(3));
+    assert_eq!(
+        topic_config(&topic, "cleanup.policy").await,
+        (Some("compact".into()), false)
+    );
+}
+
 /// An existing topic is used as it is, not altered.
 #[tokio::test(flavor = "multi_thread")]
 async fn existing_topic_is_left_alone() {
