@@ -232,7 +232,7 @@ fn group_keys(
 }
 
 /// The aliases of `topic.creation.groups`, without `default` (always there, always last) and
-/// without repeats, in order; `None` when the value is not a list.
+/// without repeats, in order.
 fn group_aliases(props: &ConfigMap) -> Vec<String> {
     let Some(raw) = props.get(TOPIC_CREATION_GROUPS_CONFIG) else {
         return Vec::new();
