@@ -153,6 +153,7 @@ fn common_connector_keys_follow_connect() {
             "Transforms",
             "Predicates",
             "Error Handling",
+            "Topic Creation",
             "Exactly Once Support",
             "offsets.topic"
         ]

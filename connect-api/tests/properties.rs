@@ -160,7 +160,8 @@ proptest! {
 
     #[test]
     fn converters_never_panic_on_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
-        for class in ["json", "string", "bytes", "SimpleHeaderConverter"] {
+        for class in ["json", "string", "bytes", "SimpleHeaderConverter", "ShortConverter", "IntegerConverter",
+                      "LongConverter", "FloatConverter", "DoubleConverter", "BooleanConverter"] {
             let c = converter_for_class(class).unwrap();
             let _ = c.to_connect_data("t", Some(&bytes));
         }

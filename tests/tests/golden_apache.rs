@@ -32,17 +32,15 @@ fn golden(name: &str) -> Value {
 
 /// Apache 4.4 definitions we do not have, each a deliberate difference (README,
 /// "Compatibility"): KIP-891's per-connector plugin versions (a worker built with one version
-/// of each plugin has nothing to choose between) and KIP-158's topic creation groups (topics are
-/// not created for source connectors here).
+/// of each plugin has nothing to choose between).
 const APACHE_ONLY_KEYS: &[&str] = &[
     "connector.plugin.version",
     "key.converter.plugin.version",
     "value.converter.plugin.version",
     "header.converter.plugin.version",
-    "topic.creation.groups",
 ];
-/// The group only `topic.creation.groups` is in.
-const APACHE_ONLY_GROUPS: &[&str] = &["Topic Creation"];
+/// Apache 4.4 groups we do not have (none: "Topic Creation" is KIP-158's, implemented).
+const APACHE_ONLY_GROUPS: &[&str] = &[];
 /// Keys whose recommended values are the installed converters: compared with our own
 /// installation (`GET /connector-plugins?connectorsOnly=false`), not with Apache's.
 const CONVERTER_KEYS: &[&str] = &["key.converter", "value.converter", "header.converter"];

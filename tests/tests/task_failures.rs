@@ -263,6 +263,7 @@ async fn an_exactly_once_task_failing_mid_transaction_aborts_it() {
         offset_flush_interval: Duration::from_secs(600),
         converters,
         producer_config,
+        topic_creation: connect_worker::runtime::topic_creation::TopicCreator::disabled(),
         offsets,
         gate: Arc::new(NoFencing),
         generation: None,

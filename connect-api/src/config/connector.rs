@@ -160,9 +160,10 @@ pub fn with_worker_converters(def: ConfigDef, key: &str, value: &str, header: &s
 }
 
 /// Keys every connector has (Java's `ConnectorConfig.configDef()`). `order_in_group` numbers are
-/// Connect 4.4's: the gaps (Common 3, 7, 9, 11) are its KIP-891 `*.plugin.version` keys, and
-/// the exactly-once group starts at 2 because Connect numbers it after `topic.creation.groups`
-/// (neither exists here; README, "Compatibility").
+/// Connect 4.4's: the gaps (Common 3, 7, 9, 11) are its KIP-891 `*.plugin.version` keys (not
+/// here; README, "Compatibility"). In source connectors' definition the exactly-once group
+/// starts at 2 because Connect numbers it after `topic.creation.groups` (group "Topic
+/// Creation", 1; see `topic_creation`), one counter for both groups.
 pub fn connector_config_def() -> ConfigDef {
     use ConfigType as T;
     use Importance::{High, Low, Medium};
@@ -342,11 +343,14 @@ pub fn connector_config_def() -> ConfigDef {
         )
 }
 
-/// Framework keys of source connectors: the common keys plus the exactly-once group (§3.2).
+/// Framework keys of source connectors: the common keys, `topic.creation.groups` (KIP-158; the
+/// per-group keys are checked by `topic_creation::topic_creation_errors`, as Apache checks them
+/// outside this definition) and the exactly-once group (§3.2).
 pub fn source_connector_config_def() -> ConfigDef {
     use ConfigType as T;
     use Importance::{Low, Medium};
     connector_config_def()
+        .define(super::topic_creation::topic_creation_groups_key())
         .define(
             ConfigKey::new(
                 EXACTLY_ONCE_SUPPORT_CONFIG,

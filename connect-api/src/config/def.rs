@@ -123,7 +123,7 @@ impl ConfigKey {
     }
 
     /// Parses `raw` for this key, returning Connect's full error message on failure.
-    fn parse_raw(&self, raw: &str) -> Result<TypedValue> {
+    pub(crate) fn parse_raw(&self, raw: &str) -> Result<TypedValue> {
         parse_type(raw, self.config_type).map_err(|reason| {
             // A password never fails to parse, but be safe: never echo it.
             let shown = if self.config_type == ConfigType::Password {

@@ -3,13 +3,21 @@
 //! - `json`: [`JsonConverter`] (envelope on/off, logical types), with `json_schema` for
 //!   Connect's JSON schema representation.
 //! - `simple`: [`StringConverter`], [`ByteArrayConverter`], [`SimpleHeaderConverter`].
+//! - `number`: Apache's primitive converters ([`NumberConverter`] for short, integer, long,
+//!   float and double; [`BooleanConverter`]).
 
 mod json;
 mod json_schema;
+mod number;
 mod simple;
 
 pub use json::{DecimalFormat, JsonConverter};
 pub use json_schema::{as_connect_schema, as_json_schema};
+pub use number::{
+    BOOLEAN_CONVERTER_CLASS, BooleanConverter, DOUBLE_CONVERTER_CLASS, FLOAT_CONVERTER_CLASS,
+    INTEGER_CONVERTER_CLASS, LONG_CONVERTER_CLASS, NumberConverter, NumberType,
+    SHORT_CONVERTER_CLASS,
+};
 pub use simple::{ByteArrayConverter, SimpleHeaderConverter, StringConverter};
 
 use crate::config::{ConfigDef, ConfigMap};
@@ -74,41 +82,98 @@ fn not_found(name: &str) -> ConnectError {
     ConnectError::config(format!("Class {name} could not be found."))
 }
 
+/// A converter by simple name or alias (lower case), whichever trait it is wanted as.
+fn builtin(simple: &str) -> Option<Builtin> {
+    Some(match simple {
+        "jsonconverter" | "json" => Builtin::Json(JsonConverter::default()),
+        "stringconverter" | "string" => Builtin::String(StringConverter),
+        "bytearrayconverter" | "bytearray" | "bytes" => Builtin::Bytes(ByteArrayConverter),
+        "simpleheaderconverter" | "simple" => Builtin::Simple(SimpleHeaderConverter),
+        "shortconverter" => Builtin::Number(NumberConverter::new(NumberType::Short)),
+        "integerconverter" => Builtin::Number(NumberConverter::new(NumberType::Integer)),
+        "longconverter" => Builtin::Number(NumberConverter::new(NumberType::Long)),
+        "floatconverter" => Builtin::Number(NumberConverter::new(NumberType::Float)),
+        "doubleconverter" => Builtin::Number(NumberConverter::new(NumberType::Double)),
+        "booleanconverter" => Builtin::Boolean(BooleanConverter),
+        _ => return None,
+    })
+}
+
+enum Builtin {
+    Json(JsonConverter),
+    String(StringConverter),
+    Bytes(ByteArrayConverter),
+    Simple(SimpleHeaderConverter),
+    Number(NumberConverter),
+    Boolean(BooleanConverter),
+}
+
+impl Builtin {
+    fn converter(self) -> Box<dyn Converter> {
+        match self {
+            Self::Json(c) => Box::new(c),
+            Self::String(c) => Box::new(c),
+            Self::Bytes(c) => Box::new(c),
+            Self::Simple(c) => Box::new(c),
+            Self::Number(c) => Box::new(c),
+            Self::Boolean(c) => Box::new(c),
+        }
+    }
+
+    fn header_converter(self) -> Box<dyn HeaderConverter> {
+        match self {
+            Self::Json(c) => Box::new(c),
+            Self::String(c) => Box::new(c),
+            Self::Bytes(c) => Box::new(c),
+            Self::Simple(c) => Box::new(c),
+            Self::Number(c) => Box::new(c),
+            Self::Boolean(c) => Box::new(c),
+        }
+    }
+}
+
 /// A fresh, unconfigured converter for a class name (`org.apache.kafka.connect.json.JsonConverter`),
 /// its simple name (`JsonConverter`) or a short alias (`json`, `string`, `bytes`).
 /// `SimpleHeaderConverter` is also a `Converter` in Java and is accepted here too.
 pub fn converter_for_class(name: &str) -> Result<Box<dyn Converter>> {
-    let simple = simple_name(name);
-    Ok(match simple.to_ascii_lowercase().as_str() {
-        "jsonconverter" | "json" => Box::new(JsonConverter::default()),
-        "stringconverter" | "string" => Box::new(StringConverter),
-        "bytearrayconverter" | "bytearray" | "bytes" => Box::new(ByteArrayConverter),
-        "simpleheaderconverter" => Box::new(SimpleHeaderConverter),
-        _ => return Err(not_found(name)),
-    })
+    builtin(&simple_name(name).to_ascii_lowercase())
+        .map(Builtin::converter)
+        .ok_or_else(|| not_found(name))
 }
 
-/// A fresh header converter; every key/value converter above is also accepted, as in Java.
+/// A fresh header converter; every key/value converter above is also accepted, as in Java
+/// (each of Apache's built-in converters implements `HeaderConverter` too).
 pub fn header_converter_for_class(name: &str) -> Result<Box<dyn HeaderConverter>> {
-    let simple = simple_name(name);
-    Ok(match simple.to_ascii_lowercase().as_str() {
-        "simpleheaderconverter" | "simple" => Box::new(SimpleHeaderConverter),
-        "jsonconverter" | "json" => Box::new(JsonConverter::default()),
-        "stringconverter" | "string" => Box::new(StringConverter),
-        "bytearrayconverter" | "bytearray" | "bytes" => Box::new(ByteArrayConverter),
-        _ => return Err(not_found(name)),
-    })
+    builtin(&simple_name(name).to_ascii_lowercase())
+        .map(Builtin::header_converter)
+        .ok_or_else(|| not_found(name))
 }
 
-/// The class names listed by `GET /connector-plugins?connectorsOnly=false`.
-pub fn builtin_converter_classes() -> [(&'static str, &'static str); 5] {
-    [
-        (JSON_CONVERTER_CLASS, "converter"),
-        (STRING_CONVERTER_CLASS, "converter"),
-        (BYTE_ARRAY_CONVERTER_CLASS, "converter"),
-        (SIMPLE_HEADER_CONVERTER_CLASS, "converter"),
-        (SIMPLE_HEADER_CONVERTER_CLASS, "header_converter"),
-    ]
+/// Every built-in converter class: each implements both `Converter` and `HeaderConverter`, as
+/// Apache's do.
+pub const BUILTIN_CONVERTER_CLASSES: &[&str] = &[
+    JSON_CONVERTER_CLASS,
+    STRING_CONVERTER_CLASS,
+    BYTE_ARRAY_CONVERTER_CLASS,
+    SIMPLE_HEADER_CONVERTER_CLASS,
+    SHORT_CONVERTER_CLASS,
+    INTEGER_CONVERTER_CLASS,
+    LONG_CONVERTER_CLASS,
+    FLOAT_CONVERTER_CLASS,
+    DOUBLE_CONVERTER_CLASS,
+    BOOLEAN_CONVERTER_CLASS,
+];
+
+/// The class names and plugin types (`converter`, `header_converter`) listed by
+/// `GET /connector-plugins?connectorsOnly=false`: every built-in class under both types, as
+/// Apache lists a class implementing both interfaces, sorted by class then type.
+pub fn builtin_converter_classes() -> Vec<(&'static str, &'static str)> {
+    let mut all: Vec<_> = BUILTIN_CONVERTER_CLASSES
+        .iter()
+        .flat_map(|c| [(*c, "converter"), (*c, "header_converter")])
+        .collect();
+    all.sort_unstable();
+    all
 }
 
 #[cfg(test)]
@@ -132,5 +197,31 @@ mod tests {
             err.to_string(),
             "Class com.example.Nope could not be found."
         );
+    }
+
+    /// Apache lists each built-in converter under both plugin types (they all implement
+    /// `Converter` and `HeaderConverter`); the primitive ones are among them.
+    #[test]
+    fn listing_has_every_class_as_converter_and_header_converter() {
+        let listed = builtin_converter_classes();
+        for class in [
+            SHORT_CONVERTER_CLASS,
+            INTEGER_CONVERTER_CLASS,
+            LONG_CONVERTER_CLASS,
+            FLOAT_CONVERTER_CLASS,
+            DOUBLE_CONVERTER_CLASS,
+            BOOLEAN_CONVERTER_CLASS,
+            JSON_CONVERTER_CLASS,
+        ] {
+            for kind in ["converter", "header_converter"] {
+                assert!(listed.contains(&(class, kind)), "{class} {kind}");
+            }
+            assert!(converter_for_class(class).is_ok(), "{class}");
+            assert!(header_converter_for_class(class).is_ok(), "{class}");
+        }
+        assert_eq!(listed.len(), 2 * BUILTIN_CONVERTER_CLASSES.len());
+        let mut sorted = listed.clone();
+        sorted.sort_unstable();
+        assert_eq!(listed, sorted);
     }
 }

@@ -212,6 +212,7 @@ macro_rules! header_via_converter {
     )*};
 }
 header_via_converter!(StringConverter, ByteArrayConverter, super::JsonConverter);
+pub(super) use header_via_converter;
 
 #[cfg(test)]
 mod tests {

@@ -66,9 +66,15 @@ impl SchemaType {
     }
 }
 
+/// Java's `Schema.Type` names (`FLOAT32`, not the JSON schema's `float`), as Connect's messages
+/// print them.
 impl fmt::Display for SchemaType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.json_name().to_ascii_uppercase())
+        match self {
+            Self::Float32 => f.write_str("FLOAT32"),
+            Self::Float64 => f.write_str("FLOAT64"),
+            other => f.write_str(&other.json_name().to_ascii_uppercase()),
+        }
     }
 }
 

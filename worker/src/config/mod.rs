@@ -40,6 +40,8 @@ pub const ACCESS_CONTROL_ALLOW_METHODS: &str = "access.control.allow.methods";
 pub const RESPONSE_HTTP_HEADERS_CONFIG: &str = "response.http.headers.config";
 /// Our key (Connect has none): the largest REST request body, in bytes.
 pub const REST_REQUEST_MAX_BYTES: &str = "rest.request.max.bytes";
+/// KIP-158: whether source connectors' `topic.creation.*` settings create their topics.
+pub const TOPIC_CREATION_ENABLE: &str = "topic.creation.enable";
 pub const TOPIC_TRACKING_ENABLE: &str = "topic.tracking.enable";
 pub const TOPIC_TRACKING_ALLOW_RESET: &str = "topic.tracking.allow.reset";
 pub const OFFSET_FLUSH_INTERVAL_MS: &str = "offset.flush.interval.ms";
@@ -68,7 +70,6 @@ const IGNORED_KEYS: &[&str] = &[
     "rest.extension.classes",
     "config.providers",
     "connector.client.config.override.policy",
-    "topic.creation.enable",
     "client.dns.lookup",
     "metric.reporters",
     "metrics.num.samples",
@@ -220,6 +221,9 @@ pub struct WorkerConfig {
     /// `response.http.headers.config`, applied to every REST response.
     pub response_http_headers: Vec<HeaderRule>,
     pub offset_flush_interval: Duration,
+    /// `topic.creation.enable` (default true): source tasks create the topics their
+    /// connector's `topic.creation.*` groups describe before the first record to each.
+    pub topic_creation_enable: bool,
     pub connect_protocol: ConnectProtocol,
     pub session_timeout: Duration,
     pub heartbeat_interval: Duration,
@@ -330,6 +334,7 @@ impl WorkerConfig {
                 access_control_allow_methods: p.string(ACCESS_CONTROL_ALLOW_METHODS, ""),
                 response_http_headers,
                 offset_flush_interval: p.millis(OFFSET_FLUSH_INTERVAL_MS, 60_000)?,
+                topic_creation_enable: p.boolean(TOPIC_CREATION_ENABLE, true)?,
                 connect_protocol: match p
                     .string(CONNECT_PROTOCOL, "sessioned")
                     .to_ascii_lowercase()
@@ -436,6 +441,7 @@ const KNOWN_KEYS: &[&str] = &[
     ACCESS_CONTROL_ALLOW_METHODS,
     RESPONSE_HTTP_HEADERS_CONFIG,
     REST_REQUEST_MAX_BYTES,
+    TOPIC_CREATION_ENABLE,
     TOPIC_TRACKING_ENABLE,
     TOPIC_TRACKING_ALLOW_RESET,
     OFFSET_FLUSH_INTERVAL_MS,
@@ -599,6 +605,16 @@ impl Props<'_> {
         }
     }
 
+    /// Java's boolean parsing: `true` or `false`, any case, surrounding blanks ignored.
+    fn boolean(&self, key: &'static str, default: bool) -> Result<bool, ConfigError> {
+        match self.0.get(key).map(|v| v.trim().to_ascii_lowercase()) {
+            None => Ok(default),
+            Some(v) if v == "true" => Ok(true),
+            Some(v) if v == "false" => Ok(false),
+            Some(_) => Err(self.invalid(key, "Expected value to be either true or false".into())),
+        }
+    }
+
     fn millis(&self, key: &'static str, default: i64) -> Result<Duration, ConfigError> {
         let v = self.long(key, default)?;
         u64::try_from(v)
@@ -669,6 +685,25 @@ mod tests {
             ExactlyOnceSourceSupport::Disabled
         );
         assert_eq!(c.with_prefix("value.converter.")["schemas.enable"], "true");
+    }
+
+    /// KIP-158's worker switch: on unless set to false; anything but a boolean is refused.
+    #[test]
+    fn topic_creation_enable_defaults_to_true() {
+        assert!(
+            WorkerConfig::from_props(base())
+                .unwrap()
+                .topic_creation_enable
+        );
+        let mut p = base();
+        p.insert(TOPIC_CREATION_ENABLE.into(), " FALSE ".into());
+        assert!(!WorkerConfig::from_props(p).unwrap().topic_creation_enable);
+        let mut p = base();
+        p.insert(TOPIC_CREATION_ENABLE.into(), "no".into());
+        assert_eq!(
+            WorkerConfig::from_props(p).unwrap_err().to_string(),
+            "Invalid value no for configuration topic.creation.enable: Expected value to be either true or false"
+        );
     }
 
     #[test]

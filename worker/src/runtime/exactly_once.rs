@@ -106,6 +106,8 @@ pub struct ExactlyOnceSourceTaskRun {
     pub converters: RecordConverters,
     /// The task producer's config, `transactional.id` included.
     pub producer_config: ClientConfig,
+    /// KIP-158: creates each topic before the first record to it, when the connector uses it.
+    pub topic_creation: super::topic_creation::TopicCreator,
     /// The connector's offsets: primary (written in the task's transactions) over the global.
     pub offsets: Arc<ConnectorOffsetBackingStore>,
     pub gate: Arc<dyn ExactlyOnceGate>,
@@ -450,6 +452,7 @@ impl Runner {
                             "Source tasks may not produce to their own offsets topics when exactly-once support is enabled",
                         ));
                     }
+                    self.run.topic_creation.ensure(&pr.topic).await?;
                     self.begin()?;
                     loop {
                         if let Some(f) = try_send(&self.producer, &pr)? {

@@ -6,6 +6,7 @@
 //! - [`worker`]: the connectors and tasks running on this worker (Connect's `Worker`)
 //! - [`exactly_once`]: the exactly-once source task runner (KIP-618: records and offsets in one transaction)
 //! - [`sink`]: the sink task runner (consume -> convert -> put -> pre_commit -> commit)
+//! - [`topic_creation`]: KIP-158, source tasks create their topics before the first record
 //! - [`panics`]: panics in connector code become task and connector failures
 //! - [`errors`]: `errors.*` tolerance and logging, the dead-letter queue, the errant record reporter
 //!
@@ -22,6 +23,7 @@ pub mod offsets_admin;
 pub mod panics;
 pub mod sink;
 pub mod source;
+pub mod topic_creation;
 pub mod topics;
 pub mod worker;
 

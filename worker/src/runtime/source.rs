@@ -40,6 +40,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::convert::{RecordConverters, conversion_error};
+use super::topic_creation::{TopicCreator, is_unknown_topic, unknown_topic_message};
 use super::topics::ActiveTopics;
 use super::{
     BackendOffsetReader, ConnectorTaskId, SourceOffsetBackend, TaskStatusListener, TokioTimer,
@@ -53,6 +54,8 @@ pub struct SourceTaskRun {
     pub offset_flush_interval: Duration,
     pub converters: RecordConverters,
     pub producer: FutureProducer,
+    /// KIP-158: creates each topic before the first record to it, when the connector uses it.
+    pub topic_creation: TopicCreator,
     pub offsets: Arc<dyn SourceOffsetBackend>,
     pub status: Arc<dyn TaskStatusListener>,
     pub cancel: CancellationToken,
@@ -150,6 +153,9 @@ pub(crate) fn try_send(
     match producer.send_result(record.as_future_record()) {
         Ok(f) => Ok(Some(f)),
         Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), _)) => Ok(None),
+        Err((KafkaError::MessageProduction(code), _)) if is_unknown_topic(code) => {
+            Err(ConnectError::fatal(unknown_topic_message(&record.topic)))
+        }
         Err((e, _)) => Err(ConnectError::fatal(format!(
             "failed to send record to topic {}: {e}",
             record.topic
@@ -179,6 +185,9 @@ pub(crate) fn delivery_result(
             offset: d.offset,
             timestamp: d.timestamp.to_millis(),
         }),
+        Ok(Err((KafkaError::MessageProduction(code), _))) if is_unknown_topic(code) => {
+            Err(ConnectError::fatal(unknown_topic_message(topic)))
+        }
         Ok(Err((e, _))) => Err(ConnectError::fatal(format!(
             "failed to produce record to topic {topic}: {e}"
         ))),
@@ -276,6 +285,9 @@ impl Runner {
                 &self.run.id,
                 &record,
             )?;
+            if let Some(pr) = &converted {
+                self.run.topic_creation.ensure(&pr.topic).await?;
+            }
             let delivery = match converted {
                 None => None,
                 Some(pr) => loop {

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use connect_api::config::connector::{CONNECTOR_CLASS_CONFIG, TASK_CLASS_CONFIG};
-use connect_api::config::{SinkConnectorConfig, SourceConnectorConfig, TasksMax};
+use connect_api::config::{SinkConnectorConfig, SourceConnectorConfig, TasksMax, TopicCreation};
 use connect_api::{
     CancellationToken, ConfigMap, ConnectError, ConnectorInstance, PluginRegistry, TaskInstance,
 };
@@ -26,6 +26,7 @@ use super::exactly_once::{
 use super::panics::{PanicSafeSinkTask, PanicSafeSourceTask, supervise, supervise_blocking};
 use super::sink::{SinkTaskRun, run_sink_task};
 use super::source::{SourceTaskRun, run_source_task};
+use super::topic_creation::TopicCreator;
 use super::{ConnectorTaskId, SourceOffsetBackend, TaskStatusListener};
 use crate::config::ClientScope;
 use crate::config::WorkerConfig;
@@ -300,15 +301,25 @@ impl Worker {
         self.tasks.keys().cloned().collect()
     }
 
-    /// Starts a connector; a plugin that cannot be created, or a `tasks.max` this worker
-    /// refuses (a config written by another implementation or an older version), is reported
-    /// FAILED.
+    /// Starts a connector; a plugin that cannot be created, a `tasks.max` this worker refuses
+    /// (a config written by another implementation or an older version), or invalid
+    /// `topic.creation.*` settings of a source connector, is reported FAILED.
     pub fn start_connector(&mut self, name: &str, config: &ConfigMap, target: TargetState) {
         let class = config
             .get(CONNECTOR_CLASS_CONFIG)
             .cloned()
             .unwrap_or_default();
-        let instance = TasksMax::parse(config).and_then(|_| self.registry.create_connector(&class));
+        let topic_creation_enable = self.config.topic_creation_enable;
+        let instance = TasksMax::parse(config)
+            .and_then(|_| self.registry.create_connector(&class))
+            .and_then(|instance| {
+                // Apache builds a source connector's config with its topic creation settings
+                // when it starts it: invalid ones fail the connector.
+                if matches!(instance, ConnectorInstance::Source(_)) {
+                    TopicCreation::from_config(config, topic_creation_enable)?;
+                }
+                Ok(instance)
+            });
         self.status
             .set_connector_version(name, instance.as_ref().ok().map(ConnectorInstance::version));
         match instance {
@@ -434,6 +445,7 @@ impl Worker {
                     "transactional.id",
                     task_transactional_id(&self.config.group_id, id),
                 );
+                let topic_creation = self.topic_creator(id, connector_config)?;
                 let run = ExactlyOnceSourceTaskRun {
                     id: id.clone(),
                     task_config: task_config.clone(),
@@ -441,6 +453,7 @@ impl Worker {
                     offset_flush_interval: self.config.offset_flush_interval,
                     converters,
                     producer_config,
+                    topic_creation,
                     offsets,
                     gate: self.exactly_once.clone().expect("checked above"),
                     generation,
@@ -464,6 +477,7 @@ impl Worker {
                     .map_err(|e| {
                         ConnectError::fatal(format!("failed to create producer for task {id}: {e}"))
                     })?;
+                let topic_creation = self.topic_creator(id, connector_config)?;
                 let run = SourceTaskRun {
                     id: id.clone(),
                     task_config: task_config.clone(),
@@ -471,6 +485,7 @@ impl Worker {
                     offset_flush_interval: self.config.offset_flush_interval,
                     converters,
                     producer,
+                    topic_creation,
                     offsets: self.offsets.clone(),
                     status,
                     cancel: cancel.clone(),
@@ -558,6 +573,34 @@ impl Worker {
                 Some(&overrides),
             )
             .map_err(|e| ConnectError::config(e.to_string()))
+    }
+
+    /// A source task's topic creation (KIP-158): on when the worker has
+    /// `topic.creation.enable=true` and the connector sets `topic.creation.*` keys, with an
+    /// admin client from the worker's `admin.*` and the connector's `admin.override.*`. Invalid
+    /// settings fail the task with Apache's message, as `SourceConnectorConfig` fails it.
+    fn topic_creator(
+        &self,
+        id: &ConnectorTaskId,
+        connector_config: &ConfigMap,
+    ) -> Result<TopicCreator, ConnectError> {
+        let Some(settings) =
+            TopicCreation::from_config(connector_config, self.config.topic_creation_enable)?
+        else {
+            return Ok(TopicCreator::disabled());
+        };
+        let mut defaults = ClientConfig::new();
+        defaults.set("client.id", format!("connector-adminclient-{id}"));
+        let overrides = super::client_overrides(ClientKind::Admin, connector_config)?;
+        let admin = self
+            .config
+            .kafka_client_with(
+                ClientScope::Worker(ClientKind::Admin),
+                defaults,
+                Some(&overrides),
+            )
+            .map_err(|e| ConnectError::config(e.to_string()))?;
+        TopicCreator::new(Some(settings), &admin)
     }
 
     /// Stops tasks and waits until each has stopped (offsets committed, status written).
