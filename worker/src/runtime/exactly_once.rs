@@ -90,6 +90,8 @@ pub struct ExactlyOnceSourceTaskRun {
     /// Fallback for `transaction.boundary.interval.ms`.
     pub offset_flush_interval: Duration,
     pub converters: RecordConverters,
+    /// The connector's transformation chain, applied before conversion.
+    pub transforms: Arc<connect_transforms::TransformChain>,
     /// The task producer's config, `transactional.id` included.
     pub producer_config: ClientConfig,
     /// The connector's offsets: primary (written in the task's transactions) over the global.
@@ -424,6 +426,7 @@ impl Runner {
         for record in batch {
             let converted = convert_record(
                 &self.run.converters,
+                &self.run.transforms,
                 &self.run.connector_config.common,
                 &self.run.id,
                 &record,

@@ -13,6 +13,7 @@ use connect_api::config::{SinkConnectorConfig, SourceConnectorConfig, TasksMax};
 use connect_api::{
     CancellationToken, ConfigMap, ConnectError, ConnectorInstance, PluginRegistry, TaskInstance,
 };
+use connect_transforms::TransformChain;
 use rdkafka::ClientConfig;
 use rdkafka::producer::FutureProducer;
 use tokio::sync::{mpsc, watch};
@@ -428,6 +429,7 @@ impl Worker {
             TaskInstance::Source(task) if self.exactly_once.is_some() => {
                 let cc = SourceConnectorConfig::parse(connector_config)?;
                 let converters = RecordConverters::for_connector(&self.config, &cc.common)?;
+                let transforms = Arc::new(TransformChain::from_config(connector_config)?);
                 let offsets = self.connector_offsets(&cc).await?;
                 let mut producer_config = self.producer_config(id, connector_config)?;
                 // Forced, whatever the overrides said (Connect warns and overwrites too).
@@ -441,6 +443,7 @@ impl Worker {
                     connector_config: cc,
                     offset_flush_interval: self.config.offset_flush_interval,
                     converters,
+                    transforms,
                     producer_config,
                     offsets,
                     gate: self.exactly_once.clone().expect("checked above"),
@@ -459,6 +462,7 @@ impl Worker {
             TaskInstance::Source(task) => {
                 let cc = SourceConnectorConfig::parse(connector_config)?;
                 let converters = RecordConverters::for_connector(&self.config, &cc.common)?;
+                let transforms = Arc::new(TransformChain::from_config(connector_config)?);
                 let producer = self
                     .producer_config(id, connector_config)?
                     .create::<FutureProducer>()
@@ -471,6 +475,7 @@ impl Worker {
                     connector_config: cc.common,
                     offset_flush_interval: self.config.offset_flush_interval,
                     converters,
+                    transforms,
                     producer,
                     offsets: self.offsets.clone(),
                     status,
@@ -487,6 +492,7 @@ impl Worker {
             TaskInstance::Sink(task) => {
                 let cc = SinkConnectorConfig::parse(connector_config)?;
                 let converters = RecordConverters::for_connector(&self.config, &cc.common)?;
+                let transforms = Arc::new(TransformChain::from_config(connector_config)?);
                 let (consumer_config, max_poll_records) = self.consumer_config(connector_config)?;
                 let dlq =
                     DeadLetterQueue::for_sink(id, &cc, self.producer_config(id, connector_config)?)
@@ -512,6 +518,7 @@ impl Worker {
                     connector_config: cc,
                     offset_commit_interval: self.config.offset_flush_interval,
                     converters: Arc::new(converters),
+                    transforms,
                     errors,
                     consumer_config,
                     max_poll_records,
