@@ -112,6 +112,10 @@ impl Transformation for SetSchemaMetadata {
             return Ok(Some(record));
         }
         let schema = require_schema(self.side.schema(&record), "updating schema metadata")?;
+        if schema.schema_type() != SchemaType::Struct {
+            // Apache rebuilds the schema with `schema.fields()`, which throws for non-structs.
+            return Err(ConnectError::data("Cannot list fields on non-struct type"));
+        }
         let updated = self.updated(schema);
         let (_, value) = self.side.take(&mut record);
         let value = match value {
