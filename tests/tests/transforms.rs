@@ -1,0 +1,277 @@
+//! Single Message Transforms in the running worker against real Apache Kafka: a source chain
+//! (`ValueToKey` + `ExtractField$Key` + `RegexRouter` + `Filter` with a negated
+//! `TopicNameMatches`) lands the expected records in the expected topics; a sink transform that
+//! fails on a poison record sends it to the dead-letter queue with `errors.tolerance=all` and
+//! fails the task with `none`.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use connect_tests::kafka::{self, Isolation};
+use connect_tests::unique;
+use connect_tests::worker::{ClusterSpec, create_connector as create, eventually};
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::message::{Headers, Message};
+use serde_json::{Value, json};
+
+const VERIFIABLE: &str = "org.apache.kafka.connect.tools.VerifiableSourceConnector";
+const T: &str = "org.apache.kafka.connect.transforms.";
+
+/// The chain under test, for a verifiable source writing to `topic`.
+fn chain_config(topic: &str, routed_suffix: &str) -> Value {
+    json!({
+        "connector.class": VERIFIABLE, "topic": topic, "tasks.max": "1",
+        "complete.record.data": "true", "max.records": "20", "throughput": "1000",
+        "transforms": "vtk,extract,route,onlyRouted",
+        "transforms.vtk.type": format!("{T}ValueToKey"),
+        "transforms.vtk.fields": "seqno",
+        "transforms.extract.type": format!("{T}ExtractField$Key"),
+        "transforms.extract.field": "seqno",
+        "transforms.route.type": format!("{T}RegexRouter"),
+        "transforms.route.regex": "(.*)-a",
+        "transforms.route.replacement": format!("$1-{routed_suffix}"),
+        "transforms.onlyRouted.type": format!("{T}Filter"),
+        "transforms.onlyRouted.predicate": "isRouted",
+        "transforms.onlyRouted.negate": "true",
+        "predicates": "isRouted",
+        "predicates.isRouted.type": format!("{T}predicates.TopicNameMatches"),
+        "predicates.isRouted.pattern": format!(".*-{routed_suffix}"),
+    })
+}
+
+async fn committed_seqno(w: &connect_tests::worker::WorkerProc, connector: &str) -> Option<i64> {
+    let o = w
+        .get(&format!("/connectors/{connector}/offsets"))
+        .await
+        .ok()?;
+    o["offsets"].as_array()?.first()?["offset"]["seqno"].as_i64()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn source_chain_rekeys_routes_and_filters() {
+    let spec = ClusterSpec::new("smt-src");
+    let w = spec.start_worker().await;
+    let base = unique("smt");
+    let (a, b, routed) = (
+        format!("{base}-a"),
+        format!("{base}-b"),
+        format!("{base}-routed"),
+    );
+    kafka::create_topics(&[&a, &b, &routed], 1).await;
+    // `routed` writes to <base>-a, renamed to <base>-routed: kept by the negated filter.
+    create(&w, "routed", chain_config(&a, "routed")).await;
+    // `dropped` writes to <base>-b, which the router does not rename: the filter drops all.
+    create(&w, "dropped", chain_config(&b, "routed")).await;
+
+    let records = tokio::task::spawn_blocking({
+        let routed = routed.clone();
+        move || {
+            kafka::read_until(
+                &[&routed],
+                Isolation::ReadUncommitted,
+                Duration::from_secs(90),
+                |seen| seen.len() >= 20,
+            )
+        }
+    })
+    .await
+    .unwrap();
+    let keys: BTreeSet<String> = records.iter().filter_map(|r| r.key.clone()).collect();
+    assert_eq!(
+        keys,
+        (0..20).map(|i: i64| i.to_string()).collect(),
+        "keys are the extracted seqno"
+    );
+    for r in &records {
+        let v: Value = serde_json::from_str(r.value.as_deref().unwrap()).unwrap();
+        assert_eq!(v["seqno"].to_string(), *r.key.as_ref().unwrap(), "{v}");
+        assert_eq!(v["topic"], json!(a), "the value is untouched: {v}");
+    }
+
+    // Both connectors finished their 20 records (offsets committed for every one)...
+    for c in ["routed", "dropped"] {
+        eventually(
+            Duration::from_secs(60),
+            "all source offsets committed",
+            || async { (committed_seqno(&w, c).await == Some(19)).then_some(()) },
+        )
+        .await;
+    }
+    // ...yet nothing reached the original topics: renamed, or filtered out.
+    let leftovers = tokio::task::spawn_blocking(move || {
+        kafka::read_all(
+            &[&a, &b],
+            Isolation::ReadUncommitted,
+            Duration::from_secs(30),
+        )
+    })
+    .await
+    .unwrap();
+    assert!(leftovers.is_empty(), "unexpected records: {leftovers:?}");
+}
+
+/// A file sink whose `ExtractField$Value` needs a map: `"poison"` (a JSON string) fails it.
+fn sink_config(topic: &str, file: &str, tolerance: &str, dlq: Option<&str>) -> Value {
+    let mut c = json!({
+        "connector.class": "FileStreamSink", "topics": topic, "file": file,
+        "transforms": "extract",
+        "transforms.extract.type": format!("{T}ExtractField$Value"),
+        "transforms.extract.field": "x",
+        "errors.tolerance": tolerance,
+        "consumer.override.group.id": unique("smt-sink"),
+    });
+    if let Some(d) = dlq {
+        c["errors.deadletterqueue.topic.name"] = json!(d);
+        c["errors.deadletterqueue.topic.replication.factor"] = json!("1");
+        c["errors.deadletterqueue.context.headers.enable"] = json!("true");
+    }
+    c
+}
+
+async fn produce_with_poison(topic: &str) {
+    kafka::create_topics(&[topic], 1).await;
+    let values = [
+        r#"{"x":"a"}"#,
+        r#""poison""#,
+        r#"{"x":"b"}"#,
+        r#"{"x":"c"}"#,
+    ];
+    kafka::produce(topic, values.iter().map(|v| (None, Some((*v).to_owned())))).await;
+}
+
+/// Headers of every record in `topic` (read from the start until `n` records are seen).
+fn dlq_headers(topic: &str, n: usize) -> Vec<Vec<(String, String)>> {
+    let consumer: BaseConsumer = kafka::client_config()
+        .set("group.id", unique("dlq-reader"))
+        .set("auto.offset.reset", "earliest")
+        .create()
+        .unwrap();
+    consumer.subscribe(&[topic]).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let mut out = Vec::new();
+    while out.len() < n {
+        assert!(std::time::Instant::now() < deadline, "DLQ has {out:?}");
+        if let Some(Ok(m)) = consumer.poll(Duration::from_millis(200)) {
+            let hs = m
+                .headers()
+                .map(|hs| {
+                    hs.iter()
+                        .map(|h| {
+                            let v = h.value.map(String::from_utf8_lossy).unwrap_or_default();
+                            (h.key.to_owned(), v.into_owned())
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            out.push(hs);
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sink_transform_failures_go_to_the_dlq_or_fail_the_task() {
+    let spec = ClusterSpec::new("smt-sink");
+    let w = spec.start_worker().await;
+
+    // errors.tolerance=all: the good records are extracted and written, the poison one goes to
+    // the dead-letter queue with the TRANSFORMATION stage and the transform's class.
+    let topic = unique("smt-sink-all");
+    let dlq = unique("smt-dlq");
+    produce_with_poison(&topic).await;
+    let file = spec.dir.join("all.txt");
+    create(
+        &w,
+        "tolerant",
+        sink_config(&topic, file.to_str().unwrap(), "all", Some(&dlq)),
+    )
+    .await;
+    let lines = eventually(Duration::from_secs(60), "three extracted lines", || async {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        (lines.len() == 3).then_some(lines)
+    })
+    .await;
+    assert_eq!(lines, ["a", "b", "c"]);
+    let dlq_topic = dlq.clone();
+    let headers = tokio::task::spawn_blocking(move || dlq_headers(&dlq_topic, 1))
+        .await
+        .unwrap();
+    let get = |k: &str| {
+        headers[0]
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(
+        get("__connect.errors.stage").as_deref(),
+        Some("TRANSFORMATION")
+    );
+    assert_eq!(
+        get("__connect.errors.class.name").as_deref(),
+        Some("org.apache.kafka.connect.transforms.ExtractField$Value")
+    );
+    assert_eq!(get("__connect.errors.offset").as_deref(), Some("1"));
+    assert!(
+        get("__connect.errors.exception.message")
+            .unwrap_or_default()
+            .contains("Only Map objects supported in absence of schema for [field extraction]"),
+        "{headers:?}"
+    );
+
+    // errors.tolerance=none: the same poison record fails the task, naming the cause.
+    let topic = unique("smt-sink-none");
+    produce_with_poison(&topic).await;
+    let file = spec.dir.join("none.txt");
+    create(
+        &w,
+        "strict",
+        sink_config(&topic, file.to_str().unwrap(), "none", None),
+    )
+    .await;
+    let status = eventually(
+        Duration::from_secs(60),
+        "the strict task FAILED",
+        || async {
+            let s = w.get("/connectors/strict/status").await.ok()?;
+            (s["tasks"][0]["state"] == "FAILED").then_some(s)
+        },
+    )
+    .await;
+    let trace = status["tasks"][0]["trace"].as_str().unwrap_or_default();
+    assert!(
+        trace.contains("Tolerance exceeded in error handler")
+            && trace.contains("Only Map objects supported"),
+        "{trace}"
+    );
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    assert!(
+        !text.contains("b"),
+        "nothing after the poison record: {text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chain_that_cannot_be_built_fails_the_task_with_the_reason() {
+    let spec = ClusterSpec::new("smt-bad");
+    let w = spec.start_worker().await;
+    let topic = unique("smt-bad");
+    // Valid as far as validation goes (Apache validates keys, not configure()), but InsertField
+    // refuses to start without any field to insert.
+    create(
+        &w,
+        "nofields",
+        json!({
+            "connector.class": VERIFIABLE, "topic": topic, "throughput": "10",
+            "transforms": "ins", "transforms.ins.type": format!("{T}InsertField$Value"),
+        }),
+    )
+    .await;
+    let status = eventually(Duration::from_secs(60), "the task FAILED", || async {
+        let s = w.get("/connectors/nofields/status").await.ok()?;
+        (s["tasks"][0]["state"] == "FAILED").then_some(s)
+    })
+    .await;
+    let trace = status["tasks"][0]["trace"].as_str().unwrap_or_default();
+    assert!(trace.contains("No field insertion configured"), "{trace}");
+}
