@@ -358,13 +358,23 @@ fn embed(
     start: i32,
     child: &ConfigDef,
 ) -> ConfigDef {
-    for (i, key) in child.keys().iter().enumerate() {
+    // Java embeds `child.sortedConfigs()`: keys without a default first, then by importance,
+    // then by name (the transforms' keys have no group or order of their own).
+    let mut keys: Vec<&ConfigKey> = child.keys().iter().collect();
+    keys.sort_by(|a, b| {
+        (!a.is_required(), importance_rank(a.importance), &a.name).cmp(&(
+            !b.is_required(),
+            importance_rank(b.importance),
+            &b.name,
+        ))
+    });
+    for (i, key) in keys.into_iter().enumerate() {
         let mut k = key.clone();
         k.name = format!("{prefix}{}", key.name);
-        if k.display_name == key.name {
-            k.display_name = k.name.clone();
-        }
-        k.group = Some(group.to_owned());
+        k.group = Some(match &key.group {
+            Some(g) => format!("{group}: {g}"),
+            None => group.to_owned(),
+        });
         k.order_in_group = start + i as i32;
         k.dependents = key
             .dependents
@@ -381,4 +391,184 @@ fn embed(
         def = def.define(k);
     }
     def
+}
+
+fn importance_rank(i: Importance) -> u8 {
+    match i {
+        Importance::High => 0,
+        Importance::Medium => 1,
+        Importance::Low => 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use connect_api::data::Value;
+    use connect_api::record::json_map;
+
+    fn props(pairs: &[(&str, &str)]) -> ConfigMap {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    fn errors(def: &ConfigDef, p: &ConfigMap) -> Vec<(String, Vec<String>)> {
+        def.validate(p)
+            .into_iter()
+            .filter(|v| !v.errors.is_empty())
+            .map(|v| (v.name, v.errors))
+            .collect()
+    }
+
+    const T: &str = "org.apache.kafka.connect.transforms.";
+
+    fn record(topic: &str) -> SourceRecord {
+        SourceRecord::new(
+            json_map("p", 1),
+            json_map("o", 1),
+            topic,
+            None,
+            Value::Map(vec![("id".into(), Value::Int64(1))]),
+        )
+    }
+
+    #[test]
+    fn chain_applies_in_order_with_predicates_and_negation() {
+        let p = props(&[
+            ("transforms", "route, drop"),
+            ("transforms.route.type", &format!("{T}RegexRouter")),
+            ("transforms.route.regex", "a-(.*)"),
+            ("transforms.route.replacement", "b-$1"),
+            ("transforms.drop.type", "Filter"),
+            ("transforms.drop.predicate", "isB"),
+            ("transforms.drop.negate", "true"),
+            ("predicates", "isB"),
+            (
+                "predicates.isB.type",
+                &format!("{T}predicates.TopicNameMatches"),
+            ),
+            ("predicates.isB.pattern", "b-.*"),
+        ]);
+        let chain = TransformChain::from_config(&p).unwrap();
+        assert_eq!(chain.len(), 2);
+        let out = chain.apply_source(record("a-x")).unwrap().unwrap();
+        assert_eq!(out.topic, "b-x");
+        assert_eq!(out.source_offset, Some(json_map("o", 1)));
+        // Not routed, so not matching `b-.*`: the negated predicate lets Filter drop it.
+        assert!(chain.apply_source(record("c-x")).unwrap().is_none());
+    }
+
+    #[test]
+    fn chain_errors_name_the_failing_transform() {
+        let p = props(&[
+            ("transforms", "v2k"),
+            ("transforms.v2k.type", &format!("{T}ValueToKey")),
+            ("transforms.v2k.fields", "id"),
+        ]);
+        let chain = TransformChain::from_config(&p).unwrap();
+        let mut bad = record("t");
+        bad.value = Value::String("x".into());
+        let e = chain.apply_source(bad).unwrap_err();
+        assert_eq!(e.class, format!("{T}ValueToKey"));
+        assert_eq!(
+            e.error.to_string(),
+            "Only Map objects supported in absence of schema for [copying fields from value to key], found: java.lang.String"
+        );
+        let sink = SinkRecord::new("t", 3, 42, None, Value::Null, None, Value::Map(vec![]));
+        let out = chain.apply_sink(sink).unwrap().unwrap();
+        assert_eq!((out.kafka_partition, out.kafka_offset), (3, 42));
+        assert_eq!(out.key, Value::Map(vec![("id".into(), Value::Null)]));
+    }
+
+    #[test]
+    fn building_fails_with_apaches_messages() {
+        let err = |pairs: &[(&str, &str)]| {
+            TransformChain::from_config(&props(pairs))
+                .err()
+                .map(|e| e.to_string())
+                .unwrap()
+        };
+        assert_eq!(
+            err(&[("transforms", "t")]),
+            "Missing required configuration \"transforms.t.type\" which has no default value."
+        );
+        assert_eq!(
+            err(&[
+                ("transforms", "t"),
+                ("transforms.t.type", "com.example.Nope")
+            ]),
+            "Invalid value com.example.Nope for configuration transforms.t.type: Class com.example.Nope could not be found."
+        );
+        assert_eq!(
+            err(&[
+                ("transforms", "t"),
+                ("transforms.t.type", &format!("{T}InsertField$Value"))
+            ]),
+            "No field insertion configured"
+        );
+    }
+
+    #[test]
+    fn enrich_reports_each_problem_on_its_key() {
+        let p = props(&[
+            ("transforms", "a,b,c,d"),
+            ("transforms.a.type", "com.example.Nope"),
+            ("transforms.b.type", &format!("{T}RegexRouter")),
+            ("transforms.b.regex", "x"),
+            ("transforms.c.type", &format!("{T}Filter")),
+            ("transforms.c.negate", "true"),
+            ("transforms.d.type", &format!("{T}Filter")),
+            ("transforms.d.predicate", "undefined"),
+            ("predicates", "p"),
+            ("predicates.p.type", &format!("{T}RegexRouter")),
+        ]);
+        let def = enrich(ConfigDef::new(), &p);
+        assert_eq!(
+            errors(&def, &p),
+            vec![
+                ("transforms.a.type".to_owned(), vec!["Invalid value com.example.Nope for configuration transforms.a.type: Class com.example.Nope could not be found.".to_owned()]),
+                ("transforms.b.replacement".to_owned(), vec!["Missing required configuration \"transforms.b.replacement\" which has no default value.".to_owned()]),
+                ("transforms.c.type".to_owned(), vec!["Config 'transforms.c.negate' was provided but there is no config 'transforms.c.predicate' defining a predicate to be negated.".to_owned()]),
+                ("transforms.d.predicate".to_owned(), vec!["Invalid value undefined for configuration predicate: Predicate alias undefined is not defined in 'predicates'".to_owned()]),
+                ("predicates.p.type".to_owned(), vec![format!("Invalid value {T}RegexRouter for configuration predicates.p.type: Not a Predicate")]),
+            ]
+        );
+        // Keys and groups as Apache shows them: type first, then the embedded keys sorted
+        // (required first, then importance, then name).
+        let b: Vec<(&str, &str, i32)> = def
+            .keys()
+            .iter()
+            .filter(|k| k.name.starts_with("transforms.b."))
+            .map(|k| {
+                (
+                    k.name.as_str(),
+                    k.group.as_deref().unwrap(),
+                    k.order_in_group,
+                )
+            })
+            .collect();
+        assert_eq!(
+            b,
+            [
+                ("transforms.b.type", "Transforms: b", 0),
+                ("transforms.b.regex", "Transforms: b", 1),
+                ("transforms.b.replacement", "Transforms: b", 2),
+                ("transforms.b.negate", "Transforms: b", 3),
+                ("transforms.b.predicate", "Transforms: b", 4),
+            ]
+        );
+        assert_eq!(
+            def.key("transforms.b.type").unwrap().display_name,
+            "Transformation type for b"
+        );
+        let ok = props(&[
+            ("transforms", "b"),
+            ("transforms.b.type", "RegexRouter"),
+            ("transforms.b.regex", "x"),
+            ("transforms.b.replacement", "y"),
+        ]);
+        assert!(errors(&enrich(ConfigDef::new(), &ok), &ok).is_empty());
+    }
 }
