@@ -16,10 +16,12 @@ use connect_api::data::{Schema, Value};
 use connect_api::record::Headers;
 use connect_api::{PluginType, Result};
 
+pub mod cast;
 pub mod chain;
 mod extract_field;
 pub mod field;
 mod filter;
+mod flatten;
 mod headers;
 mod hoist_field;
 mod insert_field;

@@ -66,6 +66,26 @@ static PLUGINS: &[PluginDef] = &[
         crate::extract_field::config_def
     ),
     t!(
+        "org.apache.kafka.connect.transforms.Cast$Key",
+        crate::cast::Cast::new(Side::Key),
+        crate::cast::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.Cast$Value",
+        crate::cast::Cast::new(Side::Value),
+        crate::cast::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.Flatten$Key",
+        crate::flatten::Flatten::new(Side::Key),
+        crate::flatten::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.Flatten$Value",
+        crate::flatten::Flatten::new(Side::Value),
+        crate::flatten::config_def
+    ),
+    t!(
         "org.apache.kafka.connect.transforms.Filter",
         Filter,
         ConfigDef::new

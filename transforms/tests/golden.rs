@@ -154,7 +154,7 @@ fn write_schema(s: Option<&Schema>) -> Json {
         .map(|(k, v)| (k.clone(), json!(v)))
         .collect();
     json!({
-        "type": s.schema_type().to_string(),
+        "type": java_type_name(s.schema_type()),
         "optional": s.is_optional(),
         "name": s.name(),
         "version": s.version(),
@@ -165,6 +165,23 @@ fn write_schema(s: Option<&Schema>) -> Json {
         "keys": if s.schema_type() == SchemaType::Map { write_schema(s.key_schema()) } else { Json::Null },
         "values": if matches!(s.schema_type(), SchemaType::Map | SchemaType::Array) { write_schema(s.value_schema()) } else { Json::Null },
     })
+}
+
+fn java_type_name(t: SchemaType) -> &'static str {
+    match t {
+        SchemaType::Float32 => "FLOAT32",
+        SchemaType::Float64 => "FLOAT64",
+        SchemaType::Int8 => "INT8",
+        SchemaType::Int16 => "INT16",
+        SchemaType::Int32 => "INT32",
+        SchemaType::Int64 => "INT64",
+        SchemaType::Boolean => "BOOLEAN",
+        SchemaType::String => "STRING",
+        SchemaType::Bytes => "BYTES",
+        SchemaType::Array => "ARRAY",
+        SchemaType::Map => "MAP",
+        SchemaType::Struct => "STRUCT",
+    }
 }
 
 fn write_value(v: &Value) -> Json {

@@ -114,6 +114,19 @@ public class Golden {
     }
 
     static Object readValue(JsonNode n, Schema schema) {
+        Object v = readPhysical(n, schema);
+        String name = schema == null ? null : schema.name();
+        if (v == null || name == null) return v;
+        switch (name) {
+            case org.apache.kafka.connect.data.Timestamp.LOGICAL_NAME: return new Date((Long) v);
+            case org.apache.kafka.connect.data.Time.LOGICAL_NAME: return new Date(((Integer) v).longValue());
+            case org.apache.kafka.connect.data.Date.LOGICAL_NAME: return new Date(((Integer) v) * 86400000L);
+            case Decimal.LOGICAL_NAME: return Decimal.toLogical(schema, (byte[]) v);
+            default: return v;
+        }
+    }
+
+    static Object readPhysical(JsonNode n, Schema schema) {
         if (n == null || n.isNull()) return null;
         String tag = n.fieldNames().next();
         JsonNode v = n.get(tag);
