@@ -31,6 +31,7 @@ pub mod registry;
 mod replace_field;
 mod routers;
 mod set_schema_metadata;
+mod timestamp_converter;
 pub mod util;
 mod value_to_key;
 

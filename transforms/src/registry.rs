@@ -161,6 +161,16 @@ static PLUGINS: &[PluginDef] = &[
         crate::set_schema_metadata::config_def
     ),
     t!(
+        "org.apache.kafka.connect.transforms.TimestampConverter$Key",
+        crate::timestamp_converter::TimestampConverter::new(Side::Key),
+        crate::timestamp_converter::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.TimestampConverter$Value",
+        crate::timestamp_converter::TimestampConverter::new(Side::Value),
+        crate::timestamp_converter::config_def
+    ),
+    t!(
         "org.apache.kafka.connect.transforms.TimestampRouter",
         TimestampRouter::default(),
         crate::routers::timestamp_router_config_def

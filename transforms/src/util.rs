@@ -3,7 +3,7 @@
 
 use std::sync::Mutex;
 
-use connect_api::data::{Schema, SchemaBuilder, Struct, Value};
+use connect_api::data::{Schema, SchemaBuilder, SchemaType, Struct, Value};
 use connect_api::{ConnectError, Result};
 
 /// The Java class of a value as Apache's messages print it (`getClass().getName()`).
@@ -22,6 +22,32 @@ pub fn java_class_name(value: &Value) -> &'static str {
         Value::Array(_) => "java.util.ArrayList",
         Value::Map(_) => "java.util.HashMap",
         Value::Struct(_) => "org.apache.kafka.connect.data.Struct",
+    }
+}
+
+/// Java's `Schema.Type` name (`FLOAT32`, not the JSON converter's `float`).
+pub fn java_type_name(t: SchemaType) -> &'static str {
+    match t {
+        SchemaType::Int8 => "INT8",
+        SchemaType::Int16 => "INT16",
+        SchemaType::Int32 => "INT32",
+        SchemaType::Int64 => "INT64",
+        SchemaType::Float32 => "FLOAT32",
+        SchemaType::Float64 => "FLOAT64",
+        SchemaType::Boolean => "BOOLEAN",
+        SchemaType::String => "STRING",
+        SchemaType::Bytes => "BYTES",
+        SchemaType::Array => "ARRAY",
+        SchemaType::Map => "MAP",
+        SchemaType::Struct => "STRUCT",
+    }
+}
+
+/// Java's `ConnectSchema.toString`: `Schema{name:TYPE}` or `Schema{TYPE}`.
+pub fn java_schema_string(s: &Schema) -> String {
+    match s.name() {
+        Some(n) => format!("Schema{{{n}:{}}}", java_type_name(s.schema_type())),
+        None => format!("Schema{{{}}}", java_type_name(s.schema_type())),
     }
 }
 
