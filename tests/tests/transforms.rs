@@ -275,3 +275,94 @@ async fn a_chain_that_cannot_be_built_fails_the_task_with_the_reason() {
     let trace = status["tasks"][0]["trace"].as_str().unwrap_or_default();
     assert!(trace.contains("No field insertion configured"), "{trace}");
 }
+
+/// The current UTC year (Howard Hinnant's civil-from-days), for `TimestampRouter`'s `yyyy`.
+fn current_utc_year() -> i64 {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let z = secs.div_euclid(86_400) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    yoe + era * 400 + i64::from(month <= 2)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_sink_writes_routed_and_masked_rows() {
+    use connect_tests::postgres::{database_url, pool, unique_table};
+    use sqlx::Row;
+
+    let spec = ClusterSpec::new("smt-pg");
+    let w = spec.start_worker().await;
+    // A topic name that is also a table name; TimestampRouter appends the record's year.
+    let topic = unique_table("smt_pg");
+    kafka::create_topics(&[&topic], 1).await;
+    let year = current_utc_year();
+    let p = pool().await;
+    for y in [year, year + 1] {
+        sqlx::query(&format!(
+            "CREATE TABLE {topic}_{y} (id BIGINT PRIMARY KEY, v BIGINT NOT NULL, secret TEXT)"
+        ))
+        .execute(&p)
+        .await
+        .unwrap();
+    }
+    kafka::produce(
+        &topic,
+        (0..10i64).map(|i| {
+            (
+                Some(i.to_string()),
+                Some(json!({"v": i * 10, "secret": format!("s{i}")}).to_string()),
+            )
+        }),
+    )
+    .await;
+    create(
+        &w,
+        "pg",
+        json!({
+            "connector.class": "connect_connectors::jdbc::PostgresSinkConnector",
+            "tasks.max": "1", "topics": topic, "connection.url": database_url(),
+            "table.name.format": "${topic}", "pk.mode": "record_key", "pk.fields": "id",
+            "transforms": "route,mask",
+            "transforms.route.type": format!("{T}TimestampRouter"),
+            "transforms.route.topic.format": "${topic}_${timestamp}",
+            "transforms.route.timestamp.format": "yyyy",
+            "transforms.mask.type": format!("{T}MaskField$Value"),
+            "transforms.mask.fields": "secret",
+            "transforms.mask.replacement": "****",
+        }),
+    )
+    .await;
+    // The records were produced this year (or, at a year boundary, the next).
+    let rows = eventually(Duration::from_secs(60), "ten routed rows", || async {
+        let mut all = Vec::new();
+        for y in [year, year + 1] {
+            let rows = sqlx::query(&format!(
+                "SELECT id, v, secret FROM {topic}_{y} ORDER BY id"
+            ))
+            .fetch_all(&p)
+            .await
+            .ok()?;
+            all.extend(rows.iter().map(|r| {
+                (
+                    r.get::<i64, _>(0),
+                    r.get::<i64, _>(1),
+                    r.get::<Option<String>, _>(2),
+                )
+            }));
+        }
+        (all.len() == 10).then_some(all)
+    })
+    .await;
+    let expected: Vec<(i64, i64, Option<String>)> = (0..10)
+        .map(|i| (i, i * 10, Some("****".to_owned())))
+        .collect();
+    assert_eq!(rows, expected);
+    p.close().await;
+}

@@ -60,10 +60,15 @@ fn incomplete(path: &str, at: usize) -> ConnectError {
 
 impl SingleFieldPath {
     pub fn new(path: &str, version: FieldSyntaxVersion) -> Result<Self> {
-        let steps = match version {
+        let mut steps = match version {
             FieldSyntaxVersion::V1 => vec![path.to_owned()],
             FieldSyntaxVersion::V2 => parse_v2(path)?,
         };
+        if steps.is_empty() {
+            // An empty V2 path: Java fails on first use (an index error); one empty step names
+            // no field, so the record fails with "Unknown field" (or extracts null) instead.
+            steps.push(String::new());
+        }
         Ok(Self { steps })
     }
 
