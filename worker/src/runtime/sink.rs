@@ -613,7 +613,7 @@ fn retain_current(
     let current = |tp: &TopicPartition| c.assigned_at.get(tp).is_some_and(|at| *at <= epoch);
     let batch: Vec<_> = batch
         .into_iter()
-        .filter(|r| current(&r.topic_partition()))
+        .filter(|r| current(&r.original_topic_partition()))
         .collect();
     let raws = raws
         .into_iter()
