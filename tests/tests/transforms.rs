@@ -366,3 +366,60 @@ async fn postgres_sink_writes_routed_and_masked_rows() {
     assert_eq!(rows, expected);
     p.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn offsets_sink_tracks_consumed_partitions_when_a_transform_renames_the_topic() {
+    use connect_tests::postgres::{database_url, pool, unique_table};
+    use sqlx::Row;
+
+    let spec = ClusterSpec::new("smt-pg-off");
+    let w = spec.start_worker().await;
+    let topic = unique("smt-off");
+    let table = unique_table("smt_off");
+    kafka::create_topics(&[&topic], 1).await;
+    kafka::produce(
+        &topic,
+        (0..20i64).map(|n| (None, Some(json!({"n": n}).to_string()))),
+    )
+    .await;
+    create(
+        &w,
+        "off",
+        json!({
+            "connector.class": "connect_connectors::jdbc::PostgresOffsetsSinkConnector",
+            "tasks.max": "1", "topics": topic, "connection.url": database_url(),
+            "table.name.format": table, "auto.create": "true",
+            "offsets.table.name": format!("{table}_offsets"),
+            "transforms": "rename",
+            "transforms.rename.type": format!("{T}RegexRouter"),
+            "transforms.rename.regex": ".*",
+            "transforms.rename.replacement": "renamed",
+        }),
+    )
+    .await;
+    let p = pool().await;
+    eventually(Duration::from_secs(60), "twenty rows", || async {
+        let n: i64 = sqlx::query(&format!("SELECT count(*) FROM {table}"))
+            .fetch_one(&p)
+            .await
+            .ok()?
+            .get(0);
+        (n == 20).then_some(())
+    })
+    .await;
+    p.close().await;
+    // The offsets reported for commit are the consumed topic's, not `renamed`'s.
+    eventually(
+        Duration::from_secs(60),
+        "offsets committed for the consumed topic",
+        || async {
+            let t = topic.clone();
+            let committed =
+                tokio::task::spawn_blocking(move || kafka::committed_total("connect-off", &t, 1))
+                    .await
+                    .unwrap();
+            (committed == 20).then_some(())
+        },
+    )
+    .await;
+}
