@@ -238,16 +238,18 @@ impl Writer {
         let mut by_table: BTreeMap<String, Vec<Pending>> = BTreeMap::new();
         let mut next_offsets: BTreeMap<TopicPartition, i64> = BTreeMap::new();
         for record in records {
-            let tp = record.topic_partition();
+            // Offsets are the consumed partition's (KIP-793): a transform may have renamed
+            // the topic (RegexRouter, TimestampRouter), which names the table instead.
+            let tp = record.original_topic_partition();
             if offsets_mode {
                 // Below the database's offset: already written (the consumer has not yet
                 // been rewound, or the group's offsets lag behind ours).
                 let expected = self.expected.get(&tp).copied().unwrap_or(0);
-                if record.kafka_offset < expected {
+                if record.original_kafka_offset < expected {
                     continue;
                 }
             }
-            next_offsets.insert(tp, record.kafka_offset + 1);
+            next_offsets.insert(tp, record.original_kafka_offset + 1);
             match self.operation(&record) {
                 Ok(Some(op)) => by_table
                     .entry(self.config.table_for(&record.topic))

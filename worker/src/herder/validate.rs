@@ -39,6 +39,8 @@ impl HerderHandle {
             })?;
         let instance = self.registry.create_connector(class)?;
         let plugin_type = instance.plugin_type();
+        // Apache's `ConnectorConfig.enrich`: each transform's and predicate's keys, checked
+        // with the rest (unknown class, missing or invalid key, undefined predicate).
         let framework_def = with_worker_converters(
             match &instance {
                 ConnectorInstance::Source(_) => source_connector_config_def(),
@@ -48,6 +50,7 @@ impl HerderHandle {
             &self.config.value_converter,
             &self.config.header_converter,
         );
+        let framework_def = connect_transforms::chain::enrich(framework_def, props);
         let framework = ConfigInfos::validate(class, &framework_def, props);
         let (own_def, own_values) = match &instance {
             ConnectorInstance::Source(c) => (c.config_def(), c.validate(props)),

@@ -6,7 +6,9 @@ use axum::http::StatusCode;
 use axum::routing::{get, put};
 use axum::{Json, Router};
 use connect_api::config::connector::CONNECTOR_CLASS_CONFIG;
-use connect_api::config::{ConfigKeyInfo, sink_connector_config_def, source_connector_config_def};
+use connect_api::config::{
+    ConfigDef, ConfigKeyInfo, sink_connector_config_def, source_connector_config_def,
+};
 use connect_api::{ConfigInfos, ConnectorInstance, PluginInfo, PluginType};
 use serde::Deserialize;
 
@@ -53,24 +55,39 @@ async fn list_connector_plugins(
                 version: Some(crate::version::CONNECT_API_VERSION.to_owned()),
             });
         }
+        plugins.extend(connect_transforms::plugin_infos());
     }
     Ok(Json(plugins))
 }
 
+/// KIP-769: the config of any plugin (connector, transformation, predicate, converter, header
+/// converter); a connector's also lists the framework keys its own definition does not.
 async fn get_connector_config_def(
     State(s): State<RestState>,
     Path(plugin): Path<String>,
 ) -> Result<Json<Vec<ConfigKeyInfo>>, ApiError> {
     let h = s.herder()?;
-    let instance = h
-        .registry()
-        .create_connector(&plugin)
-        .map_err(|_| ApiError::new(StatusCode::NOT_FOUND, format!("Unknown plugin {plugin}.")))?;
+    let keys = |def: &ConfigDef| def.keys().iter().map(ConfigKeyInfo::from_key).collect();
+    let Ok(instance) = h.registry().create_connector(&plugin) else {
+        if let Some(p) = connect_transforms::registry::find(&plugin) {
+            return Ok(Json(keys(&(p.config_def)())));
+        }
+        if let Ok(c) = connect_api::converter::converter_for_class(&plugin) {
+            return Ok(Json(keys(&c.config_def())));
+        }
+        if let Ok(c) = connect_api::converter::header_converter_for_class(&plugin) {
+            return Ok(Json(keys(&c.config_def())));
+        }
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("Unknown plugin {plugin}."),
+        ));
+    };
     let (own, framework) = match &instance {
         ConnectorInstance::Source(c) => (c.config_def(), source_connector_config_def()),
         ConnectorInstance::Sink(c) => (c.config_def(), sink_connector_config_def()),
     };
-    let mut keys: Vec<ConfigKeyInfo> = own.keys().iter().map(ConfigKeyInfo::from_key).collect();
+    let mut keys: Vec<ConfigKeyInfo> = keys(&own);
     keys.extend(
         framework
             .keys()

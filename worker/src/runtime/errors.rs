@@ -280,6 +280,7 @@ impl ErrorHandler {
         &self,
         record: &RawRecord,
         stage: Stage,
+        class: &str,
         error: &ConnectError,
     ) -> Vec<(&'static str, String)> {
         vec![
@@ -289,10 +290,7 @@ impl ErrorHandler {
             (ERROR_HEADER_CONNECTOR_NAME, self.id.connector.clone()),
             (ERROR_HEADER_TASK_ID, self.id.task.to_string()),
             (ERROR_HEADER_STAGE, stage.as_str().to_owned()),
-            (
-                ERROR_HEADER_EXECUTING_CLASS,
-                self.classes.for_stage(stage).to_owned(),
-            ),
+            (ERROR_HEADER_EXECUTING_CLASS, class.to_owned()),
             (
                 ERROR_HEADER_EXCEPTION,
                 exception_class_name(error).to_owned(),
@@ -317,8 +315,19 @@ impl ErrorHandler {
         stage: Stage,
         error: ConnectError,
     ) -> Result<(), ConnectError> {
+        let class = self.classes.for_stage(stage).to_owned();
+        self.handle_in(record, stage, &class, error).await
+    }
+
+    /// [`ErrorHandler::handle`] naming the executing class (a transformation's class).
+    pub async fn handle_in(
+        &self,
+        record: &RawRecord,
+        stage: Stage,
+        class: &str,
+        error: ConnectError,
+    ) -> Result<(), ConnectError> {
         if self.log_enable {
-            let class = self.classes.for_stage(stage);
             if self.log_include_messages {
                 tracing::error!(
                     task = %self.id, stage = stage.as_str(), class, error = %error,
@@ -343,7 +352,7 @@ impl ErrorHandler {
             );
         }
         if let Some(dlq) = &self.dlq {
-            let context = self.context(record, stage, &error);
+            let context = self.context(record, stage, class, &error);
             dlq.send(record, &context).await?;
         } else if !self.log_enable {
             // Not silent even when the operator asked for no error log: one line names it.
@@ -481,7 +490,12 @@ mod tests {
             offset: 42,
             ..Default::default()
         };
-        let ctx = h.context(&raw, Stage::ValueConverter, &ConnectError::data("boom"));
+        let ctx = h.context(
+            &raw,
+            Stage::ValueConverter,
+            "org.apache.kafka.connect.json.JsonConverter",
+            &ConnectError::data("boom"),
+        );
         let get = |k: &str| ctx.iter().find(|(n, _)| *n == k).map(|(_, v)| v.as_str());
         assert_eq!(get("__connect.errors.topic"), Some("t"));
         assert_eq!(get("__connect.errors.partition"), Some("3"));

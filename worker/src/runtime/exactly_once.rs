@@ -104,6 +104,8 @@ pub struct ExactlyOnceSourceTaskRun {
     /// Fallback for `transaction.boundary.interval.ms`.
     pub offset_flush_interval: Duration,
     pub converters: RecordConverters,
+    /// The connector's transformation chain, applied before conversion.
+    pub transforms: Arc<connect_transforms::TransformChain>,
     /// The task producer's config, `transactional.id` included.
     pub producer_config: ClientConfig,
     /// KIP-158: creates each topic before the first record to it, when the connector uses it.
@@ -440,6 +442,7 @@ impl Runner {
         for record in batch {
             let converted = convert_record(
                 &self.run.converters,
+                &self.run.transforms,
                 &self.run.connector_config.common,
                 &self.run.id,
                 &record,

@@ -76,6 +76,8 @@ pub struct SinkTaskRun {
     pub connector_config: SinkConnectorConfig,
     pub offset_commit_interval: Duration,
     pub converters: Arc<RecordConverters>,
+    /// The connector's transformation chain, applied after conversion and before `put`.
+    pub transforms: Arc<connect_transforms::TransformChain>,
     /// `errors.*` and the dead-letter queue, for conversion errors and the errant record reporter.
     pub errors: Arc<ErrorHandler>,
     /// Bootstrap servers and `consumer.*` overrides; the runner sets group and commit keys.
@@ -606,14 +608,26 @@ fn poll_batch(
                     }
                 }
                 let raw = raw_record(&msg);
-                match convert(run, &msg) {
-                    Ok(record) => batch.push(record),
-                    Err((stage, e)) => {
+                let outcome = match convert(run, &msg) {
+                    Err((stage, e)) => Err((stage, None, e)),
+                    Ok(record) => run
+                        .transforms
+                        .apply_sink(record)
+                        .map_err(|t| (Stage::Transformation, Some(t.class), t.error)),
+                };
+                match outcome {
+                    Ok(Some(record)) => batch.push(record),
+                    // Dropped by a transform: consumed (its offset commits) but never put.
+                    Ok(None) => {}
+                    Err((stage, class, e)) => {
                         let errors = run.errors.clone();
                         let r = raw.clone();
-                        shared
-                            .rt
-                            .block_on(async move { errors.handle(&r, stage, e).await })?;
+                        shared.rt.block_on(async move {
+                            match class {
+                                Some(c) => errors.handle_in(&r, stage, &c, e).await,
+                                None => errors.handle(&r, stage, e).await,
+                            }
+                        })?;
                     }
                 }
                 raws.push(raw);
@@ -639,7 +653,7 @@ fn retain_current(
     let current = |tp: &TopicPartition| c.assigned_at.get(tp).is_some_and(|at| *at <= epoch);
     let batch: Vec<_> = batch
         .into_iter()
-        .filter(|r| current(&r.topic_partition()))
+        .filter(|r| current(&r.original_topic_partition()))
         .collect();
     let raws = raws
         .into_iter()

@@ -39,6 +39,8 @@ use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use connect_transforms::{TransformChain, TransformError};
+
 use super::convert::{RecordConverters, conversion_error};
 use super::topic_creation::{TopicCreator, is_unknown_topic, unknown_topic_message};
 use super::topics::ActiveTopics;
@@ -53,6 +55,8 @@ pub struct SourceTaskRun {
     pub connector_config: ConnectorConfig,
     pub offset_flush_interval: Duration,
     pub converters: RecordConverters,
+    /// The connector's transformation chain (`transforms`), applied before conversion.
+    pub transforms: Arc<TransformChain>,
     pub producer: FutureProducer,
     /// KIP-158: creates each topic before the first record to it, when the connector uses it.
     pub topic_creation: TopicCreator,
@@ -73,13 +77,42 @@ pub(crate) struct ProducerRecord {
     pub timestamp: Option<i64>,
 }
 
-/// Converts a source record; `Ok(None)` means it was dropped under `errors.tolerance=all`.
+/// Transforms then converts a source record; `Ok(None)` means a transform dropped it or it
+/// failed under `errors.tolerance=all` (stage TRANSFORMATION or a converter).
 pub(crate) fn convert_record(
     converters: &RecordConverters,
+    transforms: &TransformChain,
     config: &ConnectorConfig,
     id: &ConnectorTaskId,
     record: &SourceRecord,
 ) -> Result<Option<ProducerRecord>, ConnectError> {
+    let transformed;
+    let record = if transforms.is_empty() {
+        record
+    } else {
+        match transforms.apply_source(record.clone()) {
+            Ok(Some(r)) => {
+                transformed = r;
+                &transformed
+            }
+            Ok(None) => return Ok(None),
+            Err(TransformError { class, error }) => {
+                if config.errors_log_enable {
+                    if config.errors_log_include_messages {
+                        tracing::error!(task = %id, stage = "TRANSFORMATION", class, error = %error, record = ?record, "Error encountered in task {id}. Executing stage 'TRANSFORMATION' with class '{class}'");
+                    } else {
+                        tracing::error!(task = %id, stage = "TRANSFORMATION", class, error = %error, "Error encountered in task {id}. Executing stage 'TRANSFORMATION' with class '{class}'");
+                    }
+                }
+                if config.errors_tolerance == ToleranceType::All {
+                    return Ok(None);
+                }
+                return Err(
+                    ConnectError::fatal("Tolerance exceeded in error handler").with_source(error)
+                );
+            }
+        }
+    };
     let topic = &record.topic;
     let converted = (|| {
         let key = converters
@@ -281,6 +314,7 @@ impl Runner {
         for record in batch {
             let converted = convert_record(
                 &self.run.converters,
+                &self.run.transforms,
                 &self.run.connector_config,
                 &self.run.id,
                 &record,

@@ -12,6 +12,7 @@ use connect_api::config::{SinkConnectorConfig, SourceConnectorConfig, TasksMax, 
 use connect_api::{
     CancellationToken, ConfigMap, ConnectError, ConnectorInstance, PluginRegistry, TaskInstance,
 };
+use connect_transforms::TransformChain;
 use rdkafka::ClientConfig;
 use rdkafka::producer::FutureProducer;
 use tokio::sync::{mpsc, watch};
@@ -438,6 +439,7 @@ impl Worker {
             TaskInstance::Source(task) if self.exactly_once.is_some() => {
                 let cc = SourceConnectorConfig::parse(connector_config)?;
                 let converters = RecordConverters::for_connector(&self.config, &cc.common)?;
+                let transforms = Arc::new(TransformChain::from_config(connector_config)?);
                 let offsets = self.connector_offsets(&cc).await?;
                 let mut producer_config = self.producer_config(id, connector_config)?;
                 // Forced, whatever the overrides said (Connect warns and overwrites too).
@@ -452,6 +454,7 @@ impl Worker {
                     connector_config: cc,
                     offset_flush_interval: self.config.offset_flush_interval,
                     converters,
+                    transforms,
                     producer_config,
                     topic_creation,
                     offsets,
@@ -471,6 +474,7 @@ impl Worker {
             TaskInstance::Source(task) => {
                 let cc = SourceConnectorConfig::parse(connector_config)?;
                 let converters = RecordConverters::for_connector(&self.config, &cc.common)?;
+                let transforms = Arc::new(TransformChain::from_config(connector_config)?);
                 let producer = self
                     .producer_config(id, connector_config)?
                     .create::<FutureProducer>()
@@ -484,6 +488,7 @@ impl Worker {
                     connector_config: cc.common,
                     offset_flush_interval: self.config.offset_flush_interval,
                     converters,
+                    transforms,
                     producer,
                     topic_creation,
                     offsets: self.offsets.clone(),
@@ -501,6 +506,7 @@ impl Worker {
             TaskInstance::Sink(task) => {
                 let cc = SinkConnectorConfig::parse(connector_config)?;
                 let converters = RecordConverters::for_connector(&self.config, &cc.common)?;
+                let transforms = Arc::new(TransformChain::from_config(connector_config)?);
                 let (consumer_config, max_poll_records) = super::sink::sink_consumer_config(
                     &self.config,
                     &id.connector,
@@ -530,6 +536,7 @@ impl Worker {
                     connector_config: cc,
                     offset_commit_interval: self.config.offset_flush_interval,
                     converters: Arc::new(converters),
+                    transforms,
                     errors,
                     consumer_config,
                     max_poll_records,

@@ -1,0 +1,574 @@
+//! The transformation chain of a connector (`transforms`, `transforms.<alias>.type|predicate|negate`,
+//! `predicates`, `predicates.<alias>.type`), Apache's `ConnectorConfig.enrich` for validation,
+//! and the conversion of source and sink records to and from [`Record`].
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use connect_api::config::validators::lambda;
+use connect_api::config::{
+    ConfigDef, ConfigKey, ConfigMap, ConfigType as T, Importance, TypedValue, Width,
+    originals_with_prefix, parse_type,
+};
+use connect_api::record::{SinkRecord, SourceRecord};
+use connect_api::{ConnectError, PluginType, Result};
+
+use crate::registry::find;
+use crate::{Plugin, Predicate, Record, Transformation};
+
+pub const TRANSFORMS_CONFIG: &str = "transforms";
+pub const PREDICATES_CONFIG: &str = "predicates";
+pub const TYPE_CONFIG: &str = "type";
+pub const PREDICATE_CONFIG: &str = "predicate";
+pub const NEGATE_CONFIG: &str = "negate";
+
+/// A transform that failed on a record: the class that failed (for the dead-letter queue's
+/// `__connect.errors.class.name`) and the error.
+#[derive(Debug)]
+pub struct TransformError {
+    pub class: String,
+    pub error: ConnectError,
+}
+
+struct Stage {
+    class: String,
+    transform: Box<dyn Transformation>,
+    predicate: Option<(Box<dyn Predicate>, bool)>,
+}
+
+/// The configured transforms of a connector, applied in `transforms` order.
+#[derive(Default)]
+pub struct TransformChain {
+    stages: Vec<Stage>,
+}
+
+fn aliases(props: &ConfigMap, key: &str) -> Result<Vec<String>> {
+    match props.get(key) {
+        None => Ok(Vec::new()),
+        Some(raw) => match parse_type(raw, T::List) {
+            Ok(TypedValue::List(items)) => {
+                let mut seen = HashSet::new();
+                Ok(items
+                    .into_iter()
+                    .filter(|a| seen.insert(a.clone()))
+                    .collect())
+            }
+            _ => Ok(Vec::new()),
+        },
+    }
+}
+
+fn instantiate(class: &str, key: &str, kind: PluginType) -> Result<Plugin> {
+    let def = find(class).ok_or_else(|| {
+        ConnectError::invalid_value(key, class, &format!("Class {class} could not be found."))
+    })?;
+    if def.plugin_type != kind {
+        return Err(ConnectError::invalid_value(
+            key,
+            class,
+            &format!("Not a {}", kind_name(kind)),
+        ));
+    }
+    Ok((def.create)())
+}
+
+fn kind_name(kind: PluginType) -> &'static str {
+    if kind == PluginType::Predicate {
+        "Predicate"
+    } else {
+        "Transformation"
+    }
+}
+
+impl TransformChain {
+    /// Builds and configures every stage of a connector config; the first failure is returned
+    /// (the task fails with it, as Apache's `transformationStages` does).
+    pub fn from_config(props: &ConfigMap) -> Result<Self> {
+        let mut stages = Vec::new();
+        for alias in aliases(props, TRANSFORMS_CONFIG)? {
+            let prefix = format!("{TRANSFORMS_CONFIG}.{alias}.");
+            let type_key = format!("{prefix}{TYPE_CONFIG}");
+            let class = props
+                .get(&type_key)
+                .ok_or_else(|| ConnectError::missing_required(&type_key))?;
+            let Plugin::Transformation(mut transform) =
+                instantiate(class, &type_key, PluginType::Transformation)?
+            else {
+                unreachable!("instantiate checked the kind")
+            };
+            let mut own = originals_with_prefix(props, &prefix);
+            let predicate_alias = own.remove(PREDICATE_CONFIG);
+            let negate = own.remove(NEGATE_CONFIG);
+            own.remove(TYPE_CONFIG);
+            transform.configure(&own)?;
+            let predicate = match predicate_alias {
+                None => None,
+                Some(p) => {
+                    let pprefix = format!("{PREDICATES_CONFIG}.{p}.");
+                    let ptype = format!("{pprefix}{TYPE_CONFIG}");
+                    let pclass = props
+                        .get(&ptype)
+                        .ok_or_else(|| ConnectError::missing_required(&ptype))?;
+                    let Plugin::Predicate(mut predicate) =
+                        instantiate(pclass, &ptype, PluginType::Predicate)?
+                    else {
+                        unreachable!("instantiate checked the kind")
+                    };
+                    let mut pown = originals_with_prefix(props, &pprefix);
+                    pown.remove(TYPE_CONFIG);
+                    predicate.configure(&pown)?;
+                    let negate = negate.is_some_and(|n| n.trim().eq_ignore_ascii_case("true"));
+                    Some((predicate, negate))
+                }
+            };
+            stages.push(Stage {
+                class: find(class).map_or(class.clone(), |d| d.class.to_owned()),
+                transform,
+                predicate,
+            });
+        }
+        Ok(Self { stages })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.stages.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.stages.len()
+    }
+
+    /// Applies every stage in order; `Ok(None)` when a stage dropped the record.
+    pub fn apply(&self, mut record: Record) -> std::result::Result<Option<Record>, TransformError> {
+        for stage in &self.stages {
+            if let Some((p, negate)) = &stage.predicate
+                && p.test(&record) == *negate
+            {
+                continue;
+            }
+            match stage.transform.apply(record) {
+                Ok(Some(r)) => record = r,
+                Ok(None) => return Ok(None),
+                Err(error) => {
+                    return Err(TransformError {
+                        class: stage.class.clone(),
+                        error,
+                    });
+                }
+            }
+        }
+        Ok(Some(record))
+    }
+
+    /// [`TransformChain::apply`] on a source record (partition and offset kept).
+    pub fn apply_source(
+        &self,
+        record: SourceRecord,
+    ) -> std::result::Result<Option<SourceRecord>, TransformError> {
+        if self.stages.is_empty() {
+            return Ok(Some(record));
+        }
+        let SourceRecord {
+            source_partition,
+            source_offset,
+            topic,
+            kafka_partition,
+            key_schema,
+            key,
+            value_schema,
+            value,
+            timestamp,
+            headers,
+        } = record;
+        let r = Record {
+            topic,
+            kafka_partition,
+            key_schema,
+            key,
+            value_schema,
+            value,
+            timestamp,
+            headers,
+            kafka_offset: None,
+        };
+        Ok(self.apply(r)?.map(|r| SourceRecord {
+            source_partition,
+            source_offset,
+            topic: r.topic,
+            kafka_partition: r.kafka_partition,
+            key_schema: r.key_schema,
+            key: r.key,
+            value_schema: r.value_schema,
+            value: r.value,
+            timestamp: r.timestamp,
+            headers: r.headers,
+        }))
+    }
+
+    /// [`TransformChain::apply`] on a sink record (offset, timestamp type and the original
+    /// topic/partition/offset kept, as Java's `SinkRecord.newRecord` does).
+    pub fn apply_sink(
+        &self,
+        record: SinkRecord,
+    ) -> std::result::Result<Option<SinkRecord>, TransformError> {
+        if self.stages.is_empty() {
+            return Ok(Some(record));
+        }
+        let SinkRecord {
+            topic,
+            kafka_partition,
+            kafka_offset,
+            key_schema,
+            key,
+            value_schema,
+            value,
+            timestamp,
+            timestamp_type,
+            headers,
+            original_topic,
+            original_kafka_partition,
+            original_kafka_offset,
+        } = record;
+        let r = Record {
+            topic,
+            kafka_partition: Some(kafka_partition),
+            key_schema,
+            key,
+            value_schema,
+            value,
+            timestamp,
+            headers,
+            kafka_offset: Some(kafka_offset),
+        };
+        Ok(self.apply(r)?.map(|r| SinkRecord {
+            topic: r.topic,
+            kafka_partition: r.kafka_partition.unwrap_or(kafka_partition),
+            kafka_offset,
+            key_schema: r.key_schema,
+            key: r.key,
+            value_schema: r.value_schema,
+            value: r.value,
+            timestamp: r.timestamp,
+            timestamp_type,
+            headers: r.headers,
+            original_topic,
+            original_kafka_partition,
+            original_kafka_offset,
+        }))
+    }
+}
+
+/// Apache's `ConnectorConfig.enrich`: `base` plus, for every transform alias, the group
+/// `Transforms: <alias>` with `transforms.<alias>.type`, `.predicate`, `.negate` and the
+/// transform's own keys; for every predicate alias, `Predicates: <alias>` with `.type` and the
+/// predicate's keys. Validating a config against the result (`ConfigDef::validate`) reports an
+/// unknown class, a missing or invalid key, `negate` without `predicate` and a predicate alias
+/// that `predicates` does not define, each on its key.
+pub fn enrich(base: ConfigDef, props: &ConfigMap) -> ConfigDef {
+    let mut def = base;
+    let predicate_aliases = aliases(props, PREDICATES_CONFIG).unwrap_or_default();
+    for (kind, list, group_name) in [
+        (PluginType::Transformation, TRANSFORMS_CONFIG, "Transforms"),
+        (PluginType::Predicate, PREDICATES_CONFIG, "Predicates"),
+    ] {
+        for alias in aliases(props, list).unwrap_or_default() {
+            let prefix = format!("{list}.{alias}.");
+            let group = format!("{group_name}: {alias}");
+            let type_key = format!("{prefix}{TYPE_CONFIG}");
+            let kind_lower = kind_name(kind).to_ascii_lowercase();
+            let (p, props_c) = (prefix.clone(), props.clone());
+            let validator = lambda(
+                format!("valid configs for {alias} {kind_lower}"),
+                move |name, v| {
+                    if kind == PluginType::Transformation {
+                        let negate = format!("{p}{NEGATE_CONFIG}");
+                        let predicate = format!("{p}{PREDICATE_CONFIG}");
+                        if props_c.contains_key(&negate) && !props_c.contains_key(&predicate) {
+                            return Err(ConnectError::config(format!(
+                                "Config '{negate}' was provided but there is no config '{predicate}' defining a predicate to be negated."
+                            )));
+                        }
+                    }
+                    if let Some(class) = v.and_then(TypedValue::as_str) {
+                        instantiate(class, name, kind)?;
+                    }
+                    Ok(())
+                },
+            );
+            def = def.define(
+                ConfigKey::new(
+                    &type_key,
+                    T::Class,
+                    Importance::High,
+                    format!("Class for the '{alias}' {kind_lower}."),
+                )
+                .validator(validator)
+                .group(group.clone(), 0)
+                .width(Width::Long)
+                .display_name(format!("{} type for {alias}", kind_name(kind))),
+            );
+            let Some(plugin) = props
+                .get(&type_key)
+                .and_then(|c| find(c))
+                .filter(|d| d.plugin_type == kind)
+            else {
+                continue;
+            };
+            let mut own = ConfigDef::new();
+            if kind == PluginType::Transformation {
+                let defined = predicate_aliases.clone();
+                own = own
+                    .define(
+                        ConfigKey::new(PREDICATE_CONFIG, T::String, Importance::Medium, "The alias of a predicate used to determine whether to apply this transformation.")
+                            .default_null()
+                            .validator(lambda("a defined predicate alias", move |name, v| match v.and_then(TypedValue::as_str) {
+                                Some(p) if !defined.iter().any(|d| d == p) => Err(ConnectError::invalid_value(
+                                    name,
+                                    p,
+                                    &format!("Predicate alias {p} is not defined in '{PREDICATES_CONFIG}'"),
+                                )),
+                                _ => Ok(()),
+                            })),
+                    )
+                    .define(
+                        ConfigKey::new(NEGATE_CONFIG, T::Boolean, Importance::Medium, "Whether the configured predicate should be negated.")
+                            .default_value(false),
+                    );
+            }
+            for key in (plugin.config_def)().keys() {
+                if kind == PluginType::Transformation
+                    && (key.name == PREDICATE_CONFIG || key.name == NEGATE_CONFIG)
+                {
+                    continue;
+                }
+                own = own.define(key.clone());
+            }
+            def = embed(def, &prefix, &group, 1, &own);
+        }
+    }
+    def
+}
+
+/// Java's `ConfigDef.embed`: every key of `child` under `prefix`, in `group` from `start`;
+/// validators see the key name without the prefix, as Java's embedded validators do.
+fn embed(
+    mut def: ConfigDef,
+    prefix: &str,
+    group: &str,
+    start: i32,
+    child: &ConfigDef,
+) -> ConfigDef {
+    // Java embeds `child.sortedConfigs()`: keys without a default first, then by importance,
+    // then by name (the transforms' keys have no group or order of their own).
+    let mut keys: Vec<&ConfigKey> = child.keys().iter().collect();
+    keys.sort_by(|a, b| {
+        (!a.is_required(), importance_rank(a.importance), &a.name).cmp(&(
+            !b.is_required(),
+            importance_rank(b.importance),
+            &b.name,
+        ))
+    });
+    for (i, key) in keys.into_iter().enumerate() {
+        let mut k = key.clone();
+        k.name = format!("{prefix}{}", key.name);
+        k.group = Some(match &key.group {
+            Some(g) => format!("{group}: {g}"),
+            None => group.to_owned(),
+        });
+        k.order_in_group = start + i as i32;
+        k.dependents = key
+            .dependents
+            .iter()
+            .map(|d| format!("{prefix}{d}"))
+            .collect();
+        if let Some(inner) = key.validator.clone() {
+            let p = prefix.to_owned();
+            let inner: Arc<dyn connect_api::config::Validator> = inner;
+            k.validator = Some(lambda(inner.describe(), move |name, v| {
+                inner.ensure_valid(name.strip_prefix(&p).unwrap_or(name), v)
+            }));
+        }
+        def = def.define(k);
+    }
+    def
+}
+
+fn importance_rank(i: Importance) -> u8 {
+    match i {
+        Importance::High => 0,
+        Importance::Medium => 1,
+        Importance::Low => 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use connect_api::data::Value;
+    use connect_api::record::json_map;
+
+    fn props(pairs: &[(&str, &str)]) -> ConfigMap {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    fn errors(def: &ConfigDef, p: &ConfigMap) -> Vec<(String, Vec<String>)> {
+        def.validate(p)
+            .into_iter()
+            .filter(|v| !v.errors.is_empty())
+            .map(|v| (v.name, v.errors))
+            .collect()
+    }
+
+    const T: &str = "org.apache.kafka.connect.transforms.";
+
+    fn record(topic: &str) -> SourceRecord {
+        SourceRecord::new(
+            json_map("p", 1),
+            json_map("o", 1),
+            topic,
+            None,
+            Value::Map(vec![("id".into(), Value::Int64(1))]),
+        )
+    }
+
+    #[test]
+    fn chain_applies_in_order_with_predicates_and_negation() {
+        let p = props(&[
+            ("transforms", "route, drop"),
+            ("transforms.route.type", &format!("{T}RegexRouter")),
+            ("transforms.route.regex", "a-(.*)"),
+            ("transforms.route.replacement", "b-$1"),
+            ("transforms.drop.type", "Filter"),
+            ("transforms.drop.predicate", "isB"),
+            ("transforms.drop.negate", "true"),
+            ("predicates", "isB"),
+            (
+                "predicates.isB.type",
+                &format!("{T}predicates.TopicNameMatches"),
+            ),
+            ("predicates.isB.pattern", "b-.*"),
+        ]);
+        let chain = TransformChain::from_config(&p).unwrap();
+        assert_eq!(chain.len(), 2);
+        let out = chain.apply_source(record("a-x")).unwrap().unwrap();
+        assert_eq!(out.topic, "b-x");
+        assert_eq!(out.source_offset, Some(json_map("o", 1)));
+        // Not routed, so not matching `b-.*`: the negated predicate lets Filter drop it.
+        assert!(chain.apply_source(record("c-x")).unwrap().is_none());
+    }
+
+    #[test]
+    fn chain_errors_name_the_failing_transform() {
+        let p = props(&[
+            ("transforms", "v2k"),
+            ("transforms.v2k.type", &format!("{T}ValueToKey")),
+            ("transforms.v2k.fields", "id"),
+        ]);
+        let chain = TransformChain::from_config(&p).unwrap();
+        let mut bad = record("t");
+        bad.value = Value::String("x".into());
+        let e = chain.apply_source(bad).unwrap_err();
+        assert_eq!(e.class, format!("{T}ValueToKey"));
+        assert_eq!(
+            e.error.to_string(),
+            "Only Map objects supported in absence of schema for [copying fields from value to key], found: java.lang.String"
+        );
+        let sink = SinkRecord::new("t", 3, 42, None, Value::Null, None, Value::Map(vec![]));
+        let out = chain.apply_sink(sink).unwrap().unwrap();
+        assert_eq!((out.kafka_partition, out.kafka_offset), (3, 42));
+        assert_eq!(out.key, Value::Map(vec![("id".into(), Value::Null)]));
+    }
+
+    #[test]
+    fn building_fails_with_apaches_messages() {
+        let err = |pairs: &[(&str, &str)]| {
+            TransformChain::from_config(&props(pairs))
+                .err()
+                .map(|e| e.to_string())
+                .unwrap()
+        };
+        assert_eq!(
+            err(&[("transforms", "t")]),
+            "Missing required configuration \"transforms.t.type\" which has no default value."
+        );
+        assert_eq!(
+            err(&[
+                ("transforms", "t"),
+                ("transforms.t.type", "com.example.Nope")
+            ]),
+            "Invalid value com.example.Nope for configuration transforms.t.type: Class com.example.Nope could not be found."
+        );
+        assert_eq!(
+            err(&[
+                ("transforms", "t"),
+                ("transforms.t.type", &format!("{T}InsertField$Value"))
+            ]),
+            "No field insertion configured"
+        );
+    }
+
+    #[test]
+    fn enrich_reports_each_problem_on_its_key() {
+        let p = props(&[
+            ("transforms", "a,b,c,d"),
+            ("transforms.a.type", "com.example.Nope"),
+            ("transforms.b.type", &format!("{T}RegexRouter")),
+            ("transforms.b.regex", "x"),
+            ("transforms.c.type", &format!("{T}Filter")),
+            ("transforms.c.negate", "true"),
+            ("transforms.d.type", &format!("{T}Filter")),
+            ("transforms.d.predicate", "undefined"),
+            ("predicates", "p"),
+            ("predicates.p.type", &format!("{T}RegexRouter")),
+        ]);
+        let def = enrich(ConfigDef::new(), &p);
+        assert_eq!(
+            errors(&def, &p),
+            vec![
+                ("transforms.a.type".to_owned(), vec!["Invalid value com.example.Nope for configuration transforms.a.type: Class com.example.Nope could not be found.".to_owned()]),
+                ("transforms.b.replacement".to_owned(), vec!["Missing required configuration \"transforms.b.replacement\" which has no default value.".to_owned()]),
+                ("transforms.c.type".to_owned(), vec!["Config 'transforms.c.negate' was provided but there is no config 'transforms.c.predicate' defining a predicate to be negated.".to_owned()]),
+                ("transforms.d.predicate".to_owned(), vec!["Invalid value undefined for configuration predicate: Predicate alias undefined is not defined in 'predicates'".to_owned()]),
+                ("predicates.p.type".to_owned(), vec![format!("Invalid value {T}RegexRouter for configuration predicates.p.type: Not a Predicate")]),
+            ]
+        );
+        // Keys and groups as Apache shows them: type first, then the embedded keys sorted
+        // (required first, then importance, then name).
+        let b: Vec<(&str, &str, i32)> = def
+            .keys()
+            .iter()
+            .filter(|k| k.name.starts_with("transforms.b."))
+            .map(|k| {
+                (
+                    k.name.as_str(),
+                    k.group.as_deref().unwrap(),
+                    k.order_in_group,
+                )
+            })
+            .collect();
+        assert_eq!(
+            b,
+            [
+                ("transforms.b.type", "Transforms: b", 0),
+                ("transforms.b.regex", "Transforms: b", 1),
+                ("transforms.b.replacement", "Transforms: b", 2),
+                ("transforms.b.negate", "Transforms: b", 3),
+                ("transforms.b.predicate", "Transforms: b", 4),
+            ]
+        );
+        assert_eq!(
+            def.key("transforms.b.type").unwrap().display_name,
+            "Transformation type for b"
+        );
+        let ok = props(&[
+            ("transforms", "b"),
+            ("transforms.b.type", "RegexRouter"),
+            ("transforms.b.regex", "x"),
+            ("transforms.b.replacement", "y"),
+        ]);
+        assert!(errors(&enrich(ConfigDef::new(), &ok), &ok).is_empty());
+    }
+}

@@ -1,0 +1,67 @@
+//! `org.apache.kafka.connect.transforms.HoistField$Key` / `$Value`.
+
+use connect_api::Result;
+use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType as T, Importance};
+use connect_api::data::{SchemaBuilder, Value};
+
+use crate::util::{SchemaCache, build_struct};
+use crate::{Record, Side, Transformation};
+
+pub const FIELD: &str = "field";
+
+pub fn config_def() -> ConfigDef {
+    ConfigDef::new().define(ConfigKey::new(
+        FIELD,
+        T::String,
+        Importance::Medium,
+        "Field name for the single field that will be created in the resulting Struct or Map.",
+    ))
+}
+
+pub struct HoistField {
+    side: Side,
+    field: String,
+    cache: SchemaCache,
+}
+
+impl HoistField {
+    pub fn new(side: Side) -> Self {
+        Self {
+            side,
+            field: String::new(),
+            cache: SchemaCache::default(),
+        }
+    }
+}
+
+impl Transformation for HoistField {
+    fn configure(&mut self, props: &ConfigMap) -> Result<()> {
+        let c = config_def().parse(props)?;
+        self.field = c.string(FIELD).unwrap_or_default().to_owned();
+        self.cache = SchemaCache::default();
+        Ok(())
+    }
+
+    fn apply(&self, mut record: Record) -> Result<Option<Record>> {
+        let (schema, value) = self.side.take(&mut record);
+        match schema {
+            None => {
+                let map = vec![(Value::String(self.field.clone()), value)];
+                Ok(Some(self.side.set(record, None, Value::Map(map))))
+            }
+            Some(schema) => {
+                let updated = self.cache.get_or_try_insert(&schema, || {
+                    Ok(SchemaBuilder::struct_()
+                        .field(self.field.clone(), schema.clone())
+                        .build())
+                })?;
+                let s = build_struct(&updated, [(self.field.clone(), value)])?;
+                Ok(Some(self.side.set(record, Some(updated), Value::Struct(s))))
+            }
+        }
+    }
+
+    fn config_def(&self) -> ConfigDef {
+        config_def()
+    }
+}

@@ -1,0 +1,158 @@
+//! Single Message Transforms and predicates, under Apache Kafka Connect's class names, with
+//! Apache's config keys, defaults, error messages and semantics.
+//!
+//! ```text
+//!   connector config ──> TransformChain::from_config ──> [(transform, predicate?, negate)]
+//!   record ──> Record (topic, partition, key, value, schemas, timestamp, headers)
+//!          ──> each stage: predicate test (xor negate) ─> apply ─> Some(record) | None (dropped)
+//! ```
+//!
+//! Every transform works on a [`Record`], the fields Java's `ConnectRecord` has; the runtime
+//! converts `SourceRecord`/`SinkRecord` into it and back (see [`chain`]). Schema changes are
+//! cached per input schema ([`util::SchemaCache`]), as Apache's `LRUCache(16)` does.
+
+use connect_api::config::{ConfigDef, ConfigMap};
+use connect_api::data::{Schema, Value};
+use connect_api::record::Headers;
+use connect_api::{PluginType, Result};
+
+pub mod cast;
+pub mod chain;
+mod extract_field;
+pub mod field;
+mod filter;
+mod flatten;
+mod headers;
+mod hoist_field;
+mod insert_field;
+mod mask_field;
+mod predicates;
+pub mod registry;
+mod replace_field;
+mod routers;
+mod set_schema_metadata;
+mod timestamp_converter;
+pub mod util;
+mod value_to_key;
+
+pub use chain::{TransformChain, TransformError};
+pub use registry::{PluginDef, plugin_infos, plugins};
+
+/// The version every built-in plugin reports (Apache reports the Kafka version).
+pub const VERSION: &str = "4.4.0";
+
+/// What a transform sees of a record: the fields of Java's `ConnectRecord`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub topic: String,
+    pub kafka_partition: Option<i32>,
+    pub key_schema: Option<Schema>,
+    pub key: Value,
+    pub value_schema: Option<Schema>,
+    pub value: Value,
+    pub timestamp: Option<i64>,
+    pub headers: Headers,
+    /// The Kafka offset of a sink record (`None` for source records), for `InsertField`'s
+    /// `offset.field`, which Apache only allows on sink records.
+    pub kafka_offset: Option<i64>,
+}
+
+impl Record {
+    /// A record with only a topic and a schemaless value (tests, examples).
+    pub fn new(topic: impl Into<String>, value_schema: Option<Schema>, value: Value) -> Self {
+        Self {
+            topic: topic.into(),
+            kafka_partition: None,
+            key_schema: None,
+            key: Value::Null,
+            value_schema,
+            value,
+            timestamp: None,
+            headers: Headers::new(),
+            kafka_offset: None,
+        }
+    }
+}
+
+/// Java's `Transformation`: configured once, then applied to every record.
+pub trait Transformation: Send + Sync {
+    /// Configures from the transform's own keys (the `transforms.<alias>.` prefix removed).
+    fn configure(&mut self, props: &ConfigMap) -> Result<()>;
+    /// The transformed record, or `None` to drop it.
+    fn apply(&self, record: Record) -> Result<Option<Record>>;
+    fn config_def(&self) -> ConfigDef;
+}
+
+/// Java's `Predicate`.
+pub trait Predicate: Send + Sync {
+    fn configure(&mut self, props: &ConfigMap) -> Result<()>;
+    fn test(&self, record: &Record) -> bool;
+    fn config_def(&self) -> ConfigDef;
+}
+
+/// A new instance of a transform or predicate.
+pub enum Plugin {
+    Transformation(Box<dyn Transformation>),
+    Predicate(Box<dyn Predicate>),
+}
+
+impl Plugin {
+    pub fn plugin_type(&self) -> PluginType {
+        match self {
+            Self::Transformation(_) => PluginType::Transformation,
+            Self::Predicate(_) => PluginType::Predicate,
+        }
+    }
+}
+
+/// Whether a `$Key` or `$Value` variant operates on the key or the value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Key,
+    Value,
+}
+
+impl Side {
+    pub fn schema(self, r: &Record) -> Option<&Schema> {
+        match self {
+            Self::Key => r.key_schema.as_ref(),
+            Self::Value => r.value_schema.as_ref(),
+        }
+    }
+
+    pub fn value(self, r: &Record) -> &Value {
+        match self {
+            Self::Key => &r.key,
+            Self::Value => &r.value,
+        }
+    }
+
+    /// Takes the operated value out of the record (leaving `Null`).
+    pub fn take(self, r: &mut Record) -> (Option<Schema>, Value) {
+        match self {
+            Self::Key => (
+                r.key_schema.take(),
+                std::mem::replace(&mut r.key, Value::Null),
+            ),
+            Self::Value => (
+                r.value_schema.take(),
+                std::mem::replace(&mut r.value, Value::Null),
+            ),
+        }
+    }
+
+    /// Java's `newRecord` of the variant: replaces the operated schema and value.
+    pub fn set(self, mut r: Record, schema: Option<Schema>, value: Value) -> Record {
+        match self {
+            Self::Key => {
+                r.key_schema = schema;
+                r.key = value;
+            }
+            Self::Value => {
+                r.value_schema = schema;
+                r.value = value;
+            }
+        }
+        r
+    }
+}

@@ -1,0 +1,227 @@
+//! The built-in transforms and predicates under Apache's class names.
+
+use connect_api::PluginType;
+use connect_api::config::ConfigDef;
+use connect_api::plugin::PluginInfo;
+
+use crate::extract_field::ExtractField;
+use crate::filter::Filter;
+use crate::headers::{DropHeaders, HeaderFrom, InsertHeader};
+use crate::hoist_field::HoistField;
+use crate::insert_field::InsertField;
+use crate::mask_field::MaskField;
+use crate::predicates::{HasHeaderKey, RecordIsTombstone, TopicNameMatches};
+use crate::replace_field::ReplaceField;
+use crate::routers::{RegexRouter, TimestampRouter};
+use crate::set_schema_metadata::SetSchemaMetadata;
+use crate::value_to_key::ValueToKey;
+use crate::{Plugin, Side, VERSION};
+
+/// One built-in plugin: its class, kind, factory and config definition.
+pub struct PluginDef {
+    pub class: &'static str,
+    pub plugin_type: PluginType,
+    pub create: fn() -> Plugin,
+    pub config_def: fn() -> ConfigDef,
+}
+
+const P: &str = "org.apache.kafka.connect.transforms.";
+
+macro_rules! t {
+    ($class:expr, $make:expr, $def:path) => {
+        PluginDef {
+            class: $class,
+            plugin_type: PluginType::Transformation,
+            create: || Plugin::Transformation(Box::new($make)),
+            config_def: $def,
+        }
+    };
+}
+
+macro_rules! p {
+    ($class:expr, $make:expr, $def:expr) => {
+        PluginDef {
+            class: $class,
+            plugin_type: PluginType::Predicate,
+            create: || Plugin::Predicate(Box::new($make)),
+            config_def: $def,
+        }
+    };
+}
+
+static PLUGINS: &[PluginDef] = &[
+    t!(
+        "org.apache.kafka.connect.transforms.DropHeaders",
+        DropHeaders::default(),
+        crate::headers::drop_headers_config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.ExtractField$Key",
+        ExtractField::new(Side::Key),
+        crate::extract_field::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.ExtractField$Value",
+        ExtractField::new(Side::Value),
+        crate::extract_field::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.Cast$Key",
+        crate::cast::Cast::new(Side::Key),
+        crate::cast::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.Cast$Value",
+        crate::cast::Cast::new(Side::Value),
+        crate::cast::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.Flatten$Key",
+        crate::flatten::Flatten::new(Side::Key),
+        crate::flatten::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.Flatten$Value",
+        crate::flatten::Flatten::new(Side::Value),
+        crate::flatten::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.Filter",
+        Filter,
+        ConfigDef::new
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.HeaderFrom$Key",
+        HeaderFrom::new(Side::Key),
+        crate::headers::header_from_config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.HeaderFrom$Value",
+        HeaderFrom::new(Side::Value),
+        crate::headers::header_from_config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.HoistField$Key",
+        HoistField::new(Side::Key),
+        crate::hoist_field::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.HoistField$Value",
+        HoistField::new(Side::Value),
+        crate::hoist_field::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.InsertField$Key",
+        InsertField::new(Side::Key),
+        crate::insert_field::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.InsertField$Value",
+        InsertField::new(Side::Value),
+        crate::insert_field::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.InsertHeader",
+        InsertHeader::default(),
+        crate::headers::insert_header_config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.MaskField$Key",
+        MaskField::new(Side::Key),
+        crate::mask_field::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.MaskField$Value",
+        MaskField::new(Side::Value),
+        crate::mask_field::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.RegexRouter",
+        RegexRouter::default(),
+        crate::routers::regex_router_config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.ReplaceField$Key",
+        ReplaceField::new(Side::Key),
+        crate::replace_field::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.ReplaceField$Value",
+        ReplaceField::new(Side::Value),
+        crate::replace_field::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.SetSchemaMetadata$Key",
+        SetSchemaMetadata::new(Side::Key),
+        crate::set_schema_metadata::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.SetSchemaMetadata$Value",
+        SetSchemaMetadata::new(Side::Value),
+        crate::set_schema_metadata::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.TimestampConverter$Key",
+        crate::timestamp_converter::TimestampConverter::new(Side::Key),
+        crate::timestamp_converter::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.TimestampConverter$Value",
+        crate::timestamp_converter::TimestampConverter::new(Side::Value),
+        crate::timestamp_converter::config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.TimestampRouter",
+        TimestampRouter::default(),
+        crate::routers::timestamp_router_config_def
+    ),
+    t!(
+        "org.apache.kafka.connect.transforms.ValueToKey",
+        ValueToKey::default(),
+        crate::value_to_key::config_def
+    ),
+    p!(
+        "org.apache.kafka.connect.transforms.predicates.HasHeaderKey",
+        HasHeaderKey::default(),
+        crate::predicates::has_header_key_config_def
+    ),
+    p!(
+        "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone",
+        RecordIsTombstone,
+        ConfigDef::new
+    ),
+    p!(
+        "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
+        TopicNameMatches::default(),
+        crate::predicates::topic_name_matches_config_def
+    ),
+];
+
+/// Every built-in transform and predicate, sorted by class.
+pub fn plugins() -> &'static [PluginDef] {
+    PLUGINS
+}
+
+/// Finds a plugin by its class name, or by the name without `org.apache.kafka.connect.transforms.`
+/// (e.g. `InsertField$Value`, `predicates.HasHeaderKey`) or its simple name (`HasHeaderKey`).
+pub fn find(class: &str) -> Option<&'static PluginDef> {
+    let class = class.trim();
+    PLUGINS.iter().find(|p| p.class == class).or_else(|| {
+        PLUGINS.iter().find(|p| {
+            let short = p.class.strip_prefix(P).unwrap_or(p.class);
+            short == class || short.rsplit('.').next() == Some(class)
+        })
+    })
+}
+
+/// Entries for `GET /connector-plugins?connectorsOnly=false`.
+pub fn plugin_infos() -> Vec<PluginInfo> {
+    PLUGINS
+        .iter()
+        .map(|p| PluginInfo {
+            class: p.class.to_owned(),
+            plugin_type: p.plugin_type,
+            version: Some(VERSION.to_owned()),
+        })
+        .collect()
+}

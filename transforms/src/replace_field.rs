@@ -1,0 +1,189 @@
+//! `org.apache.kafka.connect.transforms.ReplaceField$Key` / `$Value` (`include`, `exclude`,
+//! `renames`).
+
+use std::collections::HashMap;
+
+use connect_api::config::validators::lambda;
+use connect_api::config::{
+    ConfigDef, ConfigKey, ConfigMap, ConfigType as T, Importance, TypedValue,
+};
+use connect_api::data::{Schema, SchemaBuilder, Value};
+use connect_api::{ConnectError, Result};
+
+use crate::insert_field::{REPLACE_NULL_WITH_DEFAULT, replace_null_key};
+use crate::util::{
+    SchemaCache, build_struct, copy_schema_basics, field_value, require_map, require_struct,
+};
+use crate::{Record, Side, Transformation};
+
+pub const EXCLUDE: &str = "exclude";
+pub const INCLUDE: &str = "include";
+pub const RENAMES: &str = "renames";
+const PURPOSE: &str = "field replacement";
+
+pub fn config_def() -> ConfigDef {
+    let empty = TypedValue::List(Vec::new());
+    ConfigDef::new()
+        .define(
+            ConfigKey::new(
+                EXCLUDE,
+                T::List,
+                Importance::Medium,
+                "Fields to exclude. This takes precedence over the fields to include.",
+            )
+            .default_value(empty.clone()),
+        )
+        .define(
+            ConfigKey::new(
+                INCLUDE,
+                T::List,
+                Importance::Medium,
+                "Fields to include. If specified, only these fields will be used.",
+            )
+            .default_value(empty.clone()),
+        )
+        .define(
+            ConfigKey::new(
+                RENAMES,
+                T::List,
+                Importance::Medium,
+                "Field rename mappings.",
+            )
+            .default_value(empty)
+            .validator(lambda(
+                "list of colon-delimited pairs, e.g. <code>foo:bar,abc:xyz</code>",
+                |_, v| {
+                    if let Some(TypedValue::List(items)) = v {
+                        parse_renames(items)?;
+                    }
+                    Ok(())
+                },
+            )),
+        )
+        .define(replace_null_key())
+}
+
+fn parse_renames(mappings: &[String]) -> Result<Vec<(String, String)>> {
+    mappings
+        .iter()
+        .map(|m| {
+            // Java's String.split drops trailing empty strings.
+            let mut parts: Vec<&str> = m.split(':').collect();
+            while parts.len() > 1 && parts.last() == Some(&"") {
+                parts.pop();
+            }
+            match parts.as_slice() {
+                [a, b] => Ok(((*a).to_owned(), (*b).to_owned())),
+                _ => Err(ConnectError::invalid_value(
+                    RENAMES,
+                    format!("[{}]", mappings.join(", ")),
+                    &format!("Invalid rename mapping: {m}"),
+                )),
+            }
+        })
+        .collect()
+}
+
+pub struct ReplaceField {
+    side: Side,
+    exclude: Vec<String>,
+    include: Vec<String>,
+    renames: HashMap<String, String>,
+    reverse: HashMap<String, String>,
+    replace_null_with_default: bool,
+    cache: SchemaCache,
+}
+
+impl ReplaceField {
+    pub fn new(side: Side) -> Self {
+        Self {
+            side,
+            exclude: Vec::new(),
+            include: Vec::new(),
+            renames: HashMap::new(),
+            reverse: HashMap::new(),
+            replace_null_with_default: true,
+            cache: SchemaCache::default(),
+        }
+    }
+
+    fn keep(&self, name: &str) -> bool {
+        !self.exclude.iter().any(|e| e == name)
+            && (self.include.is_empty() || self.include.iter().any(|i| i == name))
+    }
+
+    fn renamed<'a>(&'a self, name: &'a str) -> &'a str {
+        self.renames.get(name).map_or(name, String::as_str)
+    }
+
+    fn updated_schema(&self, schema: &Schema) -> Schema {
+        let mut b = copy_schema_basics(schema, SchemaBuilder::struct_());
+        for f in schema.fields() {
+            if self.keep(&f.name) {
+                b = b.field(self.renamed(&f.name).to_owned(), f.schema.clone());
+            }
+        }
+        b.build()
+    }
+}
+
+impl Transformation for ReplaceField {
+    fn configure(&mut self, props: &ConfigMap) -> Result<()> {
+        let c = config_def().parse(props)?;
+        self.exclude = c.list(EXCLUDE).to_vec();
+        self.include = c.list(INCLUDE).to_vec();
+        self.renames = parse_renames(c.list(RENAMES))?.into_iter().collect();
+        self.reverse = self
+            .renames
+            .iter()
+            .map(|(a, b)| (b.clone(), a.clone()))
+            .collect();
+        self.replace_null_with_default = c.boolean(REPLACE_NULL_WITH_DEFAULT).unwrap_or(true);
+        self.cache = SchemaCache::default();
+        Ok(())
+    }
+
+    fn apply(&self, mut record: Record) -> Result<Option<Record>> {
+        if self.side.value(&record).is_null() {
+            return Ok(Some(record));
+        }
+        let (schema, value) = self.side.take(&mut record);
+        match schema {
+            None => {
+                let entries = require_map(&value, PURPOSE)?;
+                let mut out: Vec<(Value, Value)> = Vec::with_capacity(entries.len());
+                for (k, v) in entries {
+                    // A non-string key is kept under its own name (Java casts; names are strings).
+                    let name = k.as_str().unwrap_or_default();
+                    if self.keep(name) {
+                        let key = Value::String(self.renamed(name).to_owned());
+                        match out.iter_mut().find(|(ok, _)| *ok == key) {
+                            Some(e) => e.1 = v.clone(),
+                            None => out.push((key, v.clone())),
+                        }
+                    }
+                }
+                Ok(Some(self.side.set(record, None, Value::Map(out))))
+            }
+            Some(_) => {
+                let value = require_struct(&value, PURPOSE)?;
+                let updated = self.cache.get_or_try_insert(value.schema(), || {
+                    Ok(self.updated_schema(value.schema()))
+                })?;
+                let fields = updated.fields().iter().map(|f| {
+                    let original = self.reverse.get(&f.name).unwrap_or(&f.name);
+                    (
+                        f.name.clone(),
+                        field_value(value, original, self.replace_null_with_default),
+                    )
+                });
+                let s = build_struct(&updated, fields.collect::<Vec<_>>())?;
+                Ok(Some(self.side.set(record, Some(updated), Value::Struct(s))))
+            }
+        }
+    }
+
+    fn config_def(&self) -> ConfigDef {
+        config_def()
+    }
+}
