@@ -9,8 +9,11 @@
 //! - `eos poll` / `eos interval` / `eos connector`: the exactly-once runner per boundary mode
 //! - `bare rdkafka txn`: a transactional rdkafka producer doing the same batches (one
 //!   transaction per batch with one offset record), i.e. the floor for `eos poll`
+//! - `alo + 3 SMTs`: at-least-once with a three-transform chain (`InsertField$Value`,
+//!   `InsertHeader`, `RegexRouter` to the same topic), to price the transformation chain
 //!
-//! Run: `cargo run --release -p connect-tests --bin eos_bench -- [records] [batch]`
+//! Run: `cargo run --release -p connect-tests --bin eos_bench -- [records] [batch] [modes]`,
+//! `modes` a comma list of `bare,alo,eos,smt` (default: all)
 //! (the worker binary is built in debug unless CONNECT_WORKER_BIN points at a release build).
 
 use std::time::{Duration, Instant};
@@ -53,6 +56,7 @@ async fn worker_run(
     boundary: Option<&str>,
     n: usize,
     batch: usize,
+    transforms: bool,
 ) -> f64 {
     let spec = ClusterSpec::new("bench")
         .set("exactly.once.source.support", mode)
@@ -65,6 +69,21 @@ async fn worker_run(
         "tasks.max": "1", "topic": topic, "throughput": "-1",
         "batch.size": batch.to_string(), "max.records": n.to_string(),
     });
+    if transforms {
+        let extra = json!({
+            "transforms": "ins,hdr,route",
+            "transforms.ins.type": "org.apache.kafka.connect.transforms.InsertField$Value",
+            "transforms.ins.static.field": "source", "transforms.ins.static.value": "bench",
+            "transforms.hdr.type": "org.apache.kafka.connect.transforms.InsertHeader",
+            "transforms.hdr.header": "origin", "transforms.hdr.value.literal": "bench",
+            "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+            "transforms.route.regex": "(.*)", "transforms.route.replacement": "$1",
+        });
+        config
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+    }
     if let Some(b) = boundary {
         config["transaction.boundary"] = json!(b);
         config["transaction.boundary.interval.ms"] = json!("100");
@@ -151,32 +170,59 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(200_000);
     let batch: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100);
+    let modes = args
+        .get(3)
+        .cloned()
+        .unwrap_or_else(|| "bare,alo,eos,smt".into());
+    let on = |m: &str| modes.split(',').any(|x| x.trim() == m);
     println!(
         "exactly-once source benchmark: {n} records, batch.size {batch}, one task, Kafka at {}",
         kafka::bootstrap_servers()
     );
-    let bare = bare_transactional(n, batch);
+    let bare = on("bare").then(|| bare_transactional(n, batch));
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let alo = rt.block_on(worker_run("at-least-once", "disabled", None, n, batch));
+    let alo = rt.block_on(worker_run(
+        "at-least-once",
+        "disabled",
+        None,
+        n,
+        batch,
+        false,
+    ));
+    let smt = on("smt")
+        .then(|| rt.block_on(worker_run("alo + 3 SMTs", "disabled", None, n, batch, true)));
     let mut rows = Vec::new();
-    for b in ["poll", "interval", "connector"] {
-        rows.push((
-            b,
-            rt.block_on(worker_run(
-                &format!("eos {b}"),
-                "enabled",
-                Some(b),
-                n,
-                batch,
-            )),
-        ));
+    if on("eos") {
+        for b in ["poll", "interval", "connector"] {
+            rows.push((
+                b,
+                rt.block_on(worker_run(
+                    &format!("eos {b}"),
+                    "enabled",
+                    Some(b),
+                    n,
+                    batch,
+                    false,
+                )),
+            ));
+        }
     }
     println!();
-    for (b, r) in rows {
+    if let Some(smt) = smt {
         println!(
-            "eos {b:<10} = {:.2}x at-least-once, {:.2}x bare rdkafka transactions",
-            r / alo,
-            r / bare
+            "alo + 3 SMTs = {:.2}x at-least-once (the chain costs {:.1}% of throughput)",
+            smt / alo,
+            (1.0 - smt / alo) * 100.0
         );
+    }
+    for (b, r) in rows {
+        match bare {
+            Some(bare) => println!(
+                "eos {b:<10} = {:.2}x at-least-once, {:.2}x bare rdkafka transactions",
+                r / alo,
+                r / bare
+            ),
+            None => println!("eos {b:<10} = {:.2}x at-least-once", r / alo),
+        }
     }
 }
