@@ -9,8 +9,9 @@
 //! - `eos poll` / `eos interval` / `eos connector`: the exactly-once runner per boundary mode
 //! - `bare rdkafka txn`: a transactional rdkafka producer doing the same batches (one
 //!   transaction per batch with one offset record), i.e. the floor for `eos poll`
-//! - `alo + 3 SMTs`: at-least-once with a three-transform chain (`InsertField$Value`,
-//!   `InsertHeader`, `RegexRouter` to the same topic), to price the transformation chain
+//! - `alo + 3 SMTs`: at-least-once with a three-transform chain (`HoistField$Value` of the
+//!   int64 value into a map, `InsertField$Value`, `RegexRouter` to the same topic), to price the
+//!   transformation chain
 //!
 //! Run: `cargo run --release -p connect-tests --bin eos_bench -- [records] [batch] [modes]`,
 //! `modes` a comma list of `bare,alo,eos,smt` (default: all)
@@ -71,11 +72,11 @@ async fn worker_run(
     });
     if transforms {
         let extra = json!({
-            "transforms": "ins,hdr,route",
+            "transforms": "hoist,ins,route",
+            "transforms.hoist.type": "org.apache.kafka.connect.transforms.HoistField$Value",
+            "transforms.hoist.field": "seqno",
             "transforms.ins.type": "org.apache.kafka.connect.transforms.InsertField$Value",
             "transforms.ins.static.field": "source", "transforms.ins.static.value": "bench",
-            "transforms.hdr.type": "org.apache.kafka.connect.transforms.InsertHeader",
-            "transforms.hdr.header": "origin", "transforms.hdr.value.literal": "bench",
             "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
             "transforms.route.regex": "(.*)", "transforms.route.replacement": "$1",
         });
