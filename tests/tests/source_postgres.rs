@@ -10,6 +10,8 @@
 #![allow(clippy::print_stdout)]
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use connect_tests::kafka::{self, Isolation, Record};
@@ -19,7 +21,8 @@ use connect_tests::worker::{ClusterSpec, create_connector, eventually, running_t
 use serde_json::{Value, json};
 
 const SOURCE: &str = "connect_connectors::jdbc::PostgresSourceConnector";
-/// Rows per table, inserted in batches of `BATCH` every `BATCH_PAUSE`.
+/// Rows per table at least, inserted in batches of `BATCH` every `BATCH_PAUSE`; the writer goes on
+/// past this until every kill round has happened, so a slow restart cannot end the writing early.
 const ROWS: i64 = 3000;
 const BATCH: i64 = 50;
 const BATCH_PAUSE: Duration = Duration::from_millis(300);
@@ -52,8 +55,8 @@ async fn read_committed(topic: &str, expected: usize) -> Vec<Record> {
     .expect("reader thread")
 }
 
-/// Each id 1..=ROWS exactly once, in increasing order, with its row's payload.
-fn assert_rows_exactly_once_in_order(topic: &str, records: &[Record]) {
+/// Each id 1..=rows exactly once, in increasing order, with its row's payload.
+fn assert_rows_exactly_once_in_order(topic: &str, records: &[Record], rows: i64) {
     assert!(
         records.iter().all(|r| r.partition == 0),
         "{topic}: one partition expected"
@@ -84,7 +87,7 @@ fn assert_rows_exactly_once_in_order(topic: &str, records: &[Record]) {
         dups.is_empty(),
         "{topic}: duplicates under read_committed: {dups:?}"
     );
-    let missing: Vec<i64> = (1..=ROWS)
+    let missing: Vec<i64> = (1..=rows)
         .filter(|id| !counts.contains_key(id))
         .take(10)
         .collect();
@@ -94,7 +97,7 @@ fn assert_rows_exactly_once_in_order(topic: &str, records: &[Record]) {
     );
     let disorder: Vec<_> = ids.windows(2).filter(|w| w[0] >= w[1]).take(10).collect();
     assert!(disorder.is_empty(), "{topic}: out of order: {disorder:?}");
-    assert_eq!(ids.len() as i64, ROWS, "{topic}: each row exactly once");
+    assert_eq!(ids.len() as i64, rows, "{topic}: each row exactly once");
 }
 
 /// 2 workers, one task per table; rows inserted while workers are SIGKILLed and restarted.
@@ -145,52 +148,53 @@ async fn crash_run(boundary: &str, mode: &str) {
     .await;
 
     // The writer: sequential batches, one statement (one transaction) each, from one session,
-    // so ids become visible in order (the source's documented assumption).
+    // so ids become visible in order (the source's documented assumption). It writes at least
+    // ROWS rows and goes on until every kill round below has started, so each kill lands while
+    // rows are being inserted however long the restarts take on a loaded machine.
+    const KILL_ROUNDS: usize = 5;
+    let kills = Arc::new(AtomicUsize::new(0));
     let writer = {
         let db = db.clone();
         let tables = tables.clone();
+        let kills = kills.clone();
         tokio::spawn(async move {
             let mut next = 21;
-            while next <= ROWS {
-                let last = (next + BATCH - 1).min(ROWS);
+            while next <= ROWS || kills.load(Ordering::SeqCst) < KILL_ROUNDS {
+                let last = next + BATCH - 1;
                 for t in &tables {
                     insert_batch(&db, t, next, last).await;
                 }
                 next = last + 1;
                 tokio::time::sleep(BATCH_PAUSE).await;
             }
+            next - 1
         })
     };
 
-    // Kills while the writer runs (3000 / 50 batches * 0.3 s: at least 18 s), each worker in
-    // turn, with the connector catching up after the last ones.
-    let mut kills_while_writing = 0;
+    // Kills while the writer runs, each worker in turn, with the connector catching up after
+    // the last ones.
     for (round, pause_ms) in [1500u64, 2500, 1000, 3000, 2000].into_iter().enumerate() {
         tokio::time::sleep(Duration::from_millis(pause_ms)).await;
         let i = round % 2;
-        if !writer.is_finished() {
-            kills_while_writing += 1;
-        }
+        assert!(!writer.is_finished(), "the writer stopped before kill round {round}");
         println!("round {round}: SIGKILL worker {}", workers[i].worker_id());
         workers[i].kill9();
+        kills.fetch_add(1, Ordering::SeqCst);
         tokio::time::sleep(Duration::from_millis(300 + 200 * round as u64)).await;
         workers[i].restart().await;
     }
-    assert!(
-        kills_while_writing >= 3,
-        "only {kills_while_writing} kills happened while rows were being inserted"
-    );
-    writer.await.expect("writer");
+    let rows = writer.await.expect("writer");
+    println!("the writer inserted {rows} rows per table");
     let (n,): (i64,) = sqlx::query_as(&format!("SELECT count(*) FROM {}", tables[1]))
         .fetch_one(&db)
         .await
         .unwrap();
-    assert_eq!(n, ROWS, "the writer inserted every row");
+    assert_eq!(n, rows, "the writer inserted every row");
     db.close().await;
 
     for topic in &topics {
-        let records = read_committed(topic, ROWS as usize).await;
-        assert_rows_exactly_once_in_order(topic, &records);
+        let records = read_committed(topic, rows as usize).await;
+        assert_rows_exactly_once_in_order(topic, &records, rows);
         let t = topic.clone();
         let uncommitted = tokio::task::spawn_blocking(move || {
             kafka::read_all(&[&t], Isolation::ReadUncommitted, Duration::from_secs(120)).len()
