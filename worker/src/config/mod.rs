@@ -7,6 +7,7 @@
 pub mod clients;
 pub mod kafka;
 pub mod properties;
+pub mod providers;
 pub mod rest_tls;
 pub mod security;
 
