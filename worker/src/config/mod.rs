@@ -6,6 +6,7 @@
 
 pub mod clients;
 pub mod kafka;
+pub mod override_policy;
 pub mod properties;
 pub mod providers;
 pub mod rest_tls;
