@@ -11,6 +11,7 @@
 //! (`error.rs`). The internal endpoints (`internal.rs`) are signed with the cluster's session
 //! key. Nothing below this module imports it.
 
+pub mod basic_auth;
 mod body;
 mod connectors;
 mod error;
