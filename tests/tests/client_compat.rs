@@ -605,3 +605,45 @@ async fn worker_auto_offset_reset_applies_and_an_override_wins() {
         "the worker's latest skips what the topic held: {delivered:?}"
     );
 }
+
+/// `connector.client.config.override.policy`: `None` refuses every override at create time
+/// with Apache's message on the key; `Principal` allows only the client's identity keys.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_override_policy_refuses_what_it_forbids() {
+    for (policy, allowed) in [("None", false), ("Principal", false)] {
+        let spec = ClusterSpec::new("override-policy")
+            .set("connector.client.config.override.policy", policy);
+        let w = spec.start_worker().await;
+        w.wait_healthy().await;
+        let topic = unique("override-policy");
+        let (s, body) = w
+            .send(
+                "POST",
+                "/connectors",
+                Some(json!({"name": "src", "config": {
+                    "connector.class": VERIFIABLE, "topic": topic, "throughput": "10",
+                    "producer.override.linger.ms": "5"}})),
+            )
+            .await;
+        assert_eq!(s == 201, allowed, "{policy}: {body}");
+        let m = body["message"].as_str().unwrap_or_default();
+        assert!(
+            m.contains(&format!(
+                "The '{policy}' policy does not allow 'linger.ms' to be overridden in the connector configuration."
+            )),
+            "{policy}: {m}"
+        );
+    }
+    // Principal lets the identity through.
+    let spec = ClusterSpec::new("override-policy")
+        .set("connector.client.config.override.policy", "Principal");
+    let w = spec.start_worker().await;
+    w.wait_healthy().await;
+    create(
+        &w,
+        "src",
+        json!({"connector.class": VERIFIABLE, "topic": unique("override-policy"),
+            "throughput": "10", "producer.override.security.protocol": "PLAINTEXT"}),
+    )
+    .await;
+}

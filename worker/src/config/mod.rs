@@ -71,7 +71,6 @@ const IGNORED_KEYS: &[&str] = &[
     "plugin.discovery",
     "rest.extension.classes",
     "config.providers",
-    "connector.client.config.override.policy",
     "client.dns.lookup",
     "metric.reporters",
     "metrics.num.samples",
@@ -226,6 +225,9 @@ pub struct WorkerConfig {
     /// `topic.creation.enable` (default true): source tasks create the topics their
     /// connector's `topic.creation.*` groups describe before the first record to each.
     pub topic_creation_enable: bool,
+    /// `connector.client.config.override.policy` (default `All`, as Apache 4.4): which
+    /// `<client>.override.*` keys connectors may set.
+    pub client_override_policy: override_policy::OverridePolicy,
     pub connect_protocol: ConnectProtocol,
     pub session_timeout: Duration,
     pub heartbeat_interval: Duration,
@@ -337,6 +339,16 @@ impl WorkerConfig {
                 response_http_headers,
                 offset_flush_interval: p.millis(OFFSET_FLUSH_INTERVAL_MS, 60_000)?,
                 topic_creation_enable: p.boolean(TOPIC_CREATION_ENABLE, true)?,
+                client_override_policy: override_policy::OverridePolicy::parse(&p.string(
+                    override_policy::CONNECTOR_CLIENT_POLICY_CLASS_CONFIG,
+                    override_policy::CONNECTOR_CLIENT_POLICY_CLASS_DEFAULT,
+                ))
+                .map_err(|reason| {
+                    p.invalid(
+                        override_policy::CONNECTOR_CLIENT_POLICY_CLASS_CONFIG,
+                        reason,
+                    )
+                })?,
                 connect_protocol: match p
                     .string(CONNECT_PROTOCOL, "sessioned")
                     .to_ascii_lowercase()

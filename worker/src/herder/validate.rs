@@ -119,7 +119,8 @@ impl HerderHandle {
 
 /// The `producer.override.*`, `consumer.override.*` and `admin.override.*` keys no client here
 /// can use (see [`crate::config::clients`]), one entry with its error each; valid overrides
-/// add nothing.
+/// add nothing. Overrides the worker's `connector.client.config.override.policy` forbids are
+/// errors on their keys too (Apache's message).
 /// Security overrides are resolved over the worker's settings (the task's client would be).
 fn client_override_infos(config: &WorkerConfig, class: &str, props: &ConfigMap) -> ConfigInfos {
     let values: Vec<ConfigValue> = [
@@ -146,6 +147,19 @@ fn client_override_infos(config: &WorkerConfig, class: &str, props: &ConfigMap) 
         v.add_error(e.to_string());
         v
     })
+    // What `connector.client.config.override.policy` forbids, on the connector's key.
+    .chain(
+        config
+            .client_override_policy
+            .violations(props)
+            .into_iter()
+            .map(|(key, message)| {
+                let mut v = ConfigValue::new(key.clone());
+                v.value = props.get(&key).cloned().map(TypedValue::String);
+                v.add_error(message);
+                v
+            }),
+    )
     .collect();
     ConfigInfos::generate(class, &ConfigDef::new(), &values, Vec::new())
 }
