@@ -7,7 +7,9 @@
 #   deploy/postgres.sh reset   stop it and delete its data
 #
 # Data, socket and log live in .local/postgres (see below); it listens on 127.0.0.1:${PG_PORT:-55432} with
-# trust authentication for the `postgres` user (loopback only: a test database, not a server).
+# trust authentication for the `postgres` user (loopback only: a test database, not a server),
+# except the role `connect_pw`, which must give its password (scram-sha-256): the tests that
+# prove a password reached a connector (config providers) log in as it.
 # TLS is on (clients choose with sslmode): at its first start it gets a server certificate for
 # 127.0.0.1 and localhost, made with openssl and signed by a CA of its own, ca.pem in its folder
 # (printed as PG_CA=...; `reset` deletes both).
@@ -83,6 +85,7 @@ up() {
   if [ -z "$bin" ]; then install_postgres; bin=$(find_bin) || { echo "postgres.sh: initdb not found after install" >&2; exit 1; }; set_home; fi
   if running; then
     echo "postgres.sh: reusing the running PostgreSQL on port $port" >&2
+    if password_rule; then as_pg "$bin/pg_ctl" -D "$data" reload >/dev/null; fi
   else
     mkdir -p "$home/sock"
     chmod 755 "$home"
@@ -92,6 +95,7 @@ up() {
       as_pg "$bin/initdb" -D "$data" -U postgres --auth=trust -E UTF8 >"$home/initdb.log" 2>&1 \
         || { cat "$home/initdb.log" >&2; exit 1; }
     fi
+    password_rule
     as_pg "$bin/pg_ctl" -D "$data" -l "$home/postgres.log" -w -t 60 \
       -o "-p $port -k $home/sock -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off -c ssl=on -c ssl_cert_file=$home/tls/server.pem -c ssl_key_file=$home/tls/server.key" \
       start >/dev/null || { tail -n 30 "$home/postgres.log" >&2; exit 1; }
@@ -103,6 +107,13 @@ up() {
   done
   echo "PG_CA=$home/ca.pem"
   echo "DATABASE_URL=$url"
+}
+
+# Puts the `connect_pw` password rule first in pg_hba.conf; true if it was missing.
+password_rule() {
+  local rule="host all connect_pw 127.0.0.1/32 scram-sha-256"
+  grep -qxF "$rule" "$data/pg_hba.conf" && return 1
+  sed -i "1i $rule" "$data/pg_hba.conf"
 }
 
 down() {

@@ -64,6 +64,9 @@ pub struct ClusterSpec {
     pub props: BTreeMap<String, String>,
     /// The client the harness talks to workers with (one trusting a test CA for `https`).
     pub client: Option<reqwest::Client>,
+    /// Extra environment variables of the worker processes (after the harness's own, so
+    /// `RUST_LOG` can be overridden).
+    pub env: BTreeMap<String, String>,
 }
 
 impl ClusterSpec {
@@ -106,6 +109,7 @@ impl ClusterSpec {
             dir,
             props,
             client: None,
+            env: BTreeMap::new(),
         }
     }
 
@@ -117,6 +121,12 @@ impl ClusterSpec {
 
     pub fn set(mut self, key: &str, value: &str) -> Self {
         self.props.insert(key.to_owned(), value.to_owned());
+        self
+    }
+
+    /// Sets an environment variable of the worker processes.
+    pub fn env(mut self, key: &str, value: &str) -> Self {
+        self.env.insert(key.to_owned(), value.to_owned());
         self
     }
 
@@ -206,6 +216,7 @@ impl WorkerProc {
             .arg(&props_path)
             .env("RUST_LOG", "info,rdkafka=warn")
             .env("NO_COLOR", "1")
+            .envs(&spec.env)
             .stdout(out.try_clone().unwrap())
             .stderr(out)
             .stdin(Stdio::null())
@@ -365,6 +376,26 @@ fn http() -> &'static reqwest::Client {
             .build()
             .unwrap()
     })
+}
+
+/// Runs a worker of `spec` that is expected to refuse to start: waits (at most 60 s) for it
+/// to exit and returns whether it exited successfully and what it printed.
+pub async fn run_to_exit(spec: &ClusterSpec) -> (bool, String) {
+    let mut w = WorkerProc::spawn(spec, free_port());
+    let mut child = w.child.take().expect("spawned");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the worker") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the worker did not exit; log:\n{}", w.log_text());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    (status.success(), w.log_text())
 }
 
 /// Polls `check` every 250 ms until it returns `Some`, or panics with `what` after `timeout`.

@@ -176,7 +176,10 @@ async fn crash_run(boundary: &str, mode: &str) {
     for (round, pause_ms) in [1500u64, 2500, 1000, 3000, 2000].into_iter().enumerate() {
         tokio::time::sleep(Duration::from_millis(pause_ms)).await;
         let i = round % 2;
-        assert!(!writer.is_finished(), "the writer stopped before kill round {round}");
+        assert!(
+            !writer.is_finished(),
+            "the writer stopped before kill round {round}"
+        );
         println!("round {round}: SIGKILL worker {}", workers[i].worker_id());
         workers[i].kill9();
         kills.fetch_add(1, Ordering::SeqCst);

@@ -9,6 +9,7 @@ pub mod kafka;
 pub mod override_policy;
 pub mod properties;
 pub mod providers;
+pub mod rest_auth;
 pub mod rest_tls;
 pub mod security;
 
@@ -64,13 +65,17 @@ pub const INTER_WORKER_SIGNATURE_ALGORITHM: &str = "inter.worker.signature.algor
 pub const INTER_WORKER_VERIFICATION_ALGORITHMS: &str = "inter.worker.verification.algorithms";
 pub const REQUEST_TIMEOUT_MS: &str = "request.timeout.ms";
 pub const CLIENT_ID: &str = "client.id";
+/// Apache's REST extensions; only [`rest_auth::BASIC_AUTH_EXTENSION_CLASS`] is implemented.
+pub const REST_EXTENSION_CLASSES: &str = "rest.extension.classes";
+/// Ours: the JAAS file of REST basic authentication (the `KafkaConnect` entry with
+/// `PropertyFileLoginModule`), for deployments that do not set it in `KAFKA_OPTS`. Setting it
+/// turns basic authentication on.
+pub const REST_BASIC_AUTH_JAAS_FILE: &str = "rest.basic.auth.jaas.file";
 
 /// Keys of Connect's worker config that this worker accepts but does not act on.
 const IGNORED_KEYS: &[&str] = &[
     "plugin.path",
     "plugin.discovery",
-    "rest.extension.classes",
-    "config.providers",
     "client.dns.lookup",
     "metric.reporters",
     "metrics.num.samples",
@@ -129,6 +134,9 @@ pub enum ConfigError {
     /// `producer.*`, `consumer.*` or `admin.*` keys no client here can use.
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     Client(Vec<ClientKeyError>),
+    /// `config.providers` is misconfigured, or a placeholder in the worker config has no value.
+    #[error(transparent)]
+    Provider(#[from] providers::ProviderError),
 }
 
 /// `exactly.once.source.support` (KIP-618).
@@ -228,6 +236,12 @@ pub struct WorkerConfig {
     /// `connector.client.config.override.policy` (default `All`, as Apache 4.4): which
     /// `<client>.override.*` keys connectors may set.
     pub client_override_policy: override_policy::OverridePolicy,
+    /// The users REST requests must authenticate as (`rest.extension.classes` with Apache's
+    /// basic-auth extension, or [`REST_BASIC_AUTH_JAAS_FILE`]); `None`: no authentication.
+    pub rest_basic_auth: Option<rest_auth::Credentials>,
+    /// `config.providers`: resolves `${provider:[path:]key}` in connector configs where they
+    /// run (the worker config's own placeholders are resolved in [`WorkerConfig::raw`]).
+    pub config_providers: providers::ConfigProviders,
     pub connect_protocol: ConnectProtocol,
     pub session_timeout: Duration,
     pub heartbeat_interval: Duration,
@@ -251,7 +265,7 @@ pub struct WorkerConfig {
     pub admin_client: ClientSettings,
     /// The top-level security keys resolved: the group-membership client's security.
     pub kafka_security: crate::security::KafkaSecurity,
-    /// Every key as written in the file.
+    /// Every key as written in the file, with config-provider placeholders resolved.
     pub raw: BTreeMap<String, String>,
 }
 
@@ -267,7 +281,29 @@ impl WorkerConfig {
 
     /// Parses and checks every key we use; logs the ones we ignore, once each.
     pub fn from_props(raw: BTreeMap<String, String>) -> Result<Self, ConfigError> {
-        let p = Props(&raw);
+        let config_providers = providers::ConfigProviders::from_worker_config(&raw)?;
+        // As Apache: the worker config's placeholders are resolved at start-up; the providers'
+        // own keys are not. Resolved values are secrets: errors show them as `[hidden]`.
+        let hidden: std::collections::BTreeSet<String> = raw
+            .iter()
+            .filter(|(_, v)| config_providers.has_placeholder(v))
+            .map(|(k, _)| k.clone())
+            .collect();
+        let raw = raw
+            .into_iter()
+            .map(|(k, v)| {
+                if k.starts_with(providers::CONFIG_PROVIDERS) {
+                    Ok((k, v))
+                } else {
+                    let v = config_providers.resolve(&k, &v)?;
+                    Ok((k, v))
+                }
+            })
+            .collect::<Result<BTreeMap<_, _>, ConfigError>>()?;
+        let p = Props {
+            raw: &raw,
+            hidden: &hidden,
+        };
         let listeners = p
             .string(LISTENERS, "http://:8083")
             .split(',')
@@ -303,6 +339,12 @@ impl WorkerConfig {
         let response_http_headers = parse_header_rules(&p.string(RESPONSE_HTTP_HEADERS_CONFIG, ""))
             .map_err(|reason| p.invalid(RESPONSE_HTTP_HEADERS_CONFIG, reason))?;
         let clients = kafka::worker_clients(&raw, &listeners, admin_listeners.as_deref())?;
+        let rest_basic_auth = rest_auth::from_worker_config(
+            p.optional(REST_EXTENSION_CLASSES).as_deref(),
+            p.optional(REST_BASIC_AUTH_JAAS_FILE).as_deref(),
+            std::env::var("KAFKA_OPTS").ok().as_deref(),
+        )
+        .map_err(|(key, value, reason)| ConfigError::Invalid { key, value, reason })?;
         let config =
             WorkerConfig {
                 bootstrap_servers: p.string(BOOTSTRAP_SERVERS, "localhost:9092"),
@@ -349,6 +391,8 @@ impl WorkerConfig {
                         reason,
                     )
                 })?,
+                rest_basic_auth,
+                config_providers,
                 connect_protocol: match p
                     .string(CONNECT_PROTOCOL, "sessioned")
                     .to_ascii_lowercase()
@@ -433,6 +477,9 @@ impl WorkerConfig {
 }
 
 const KNOWN_KEYS: &[&str] = &[
+    REST_EXTENSION_CLASSES,
+    REST_BASIC_AUTH_JAAS_FILE,
+    providers::CONFIG_PROVIDERS,
     BOOTSTRAP_SERVERS,
     GROUP_ID,
     CONFIG_STORAGE_TOPIC,
@@ -580,18 +627,22 @@ pub fn parse_header_rules(s: &str) -> Result<Vec<HeaderRule>, String> {
 }
 
 /// Typed reads from the raw map; every error names the key.
-struct Props<'a>(&'a BTreeMap<String, String>);
+struct Props<'a> {
+    raw: &'a BTreeMap<String, String>,
+    /// Keys whose values came from a config provider.
+    hidden: &'a std::collections::BTreeSet<String>,
+}
 
 impl Props<'_> {
     fn optional(&self, key: &str) -> Option<String> {
-        self.0
+        self.raw
             .get(key)
             .map(|v| v.trim().to_owned())
             .filter(|v| !v.is_empty())
     }
 
     fn string(&self, key: &str, default: &str) -> String {
-        self.0
+        self.raw
             .get(key)
             .map(|v| v.trim().to_owned())
             .unwrap_or_else(|| default.to_owned())
@@ -604,13 +655,17 @@ impl Props<'_> {
     fn invalid(&self, key: &'static str, reason: String) -> ConfigError {
         ConfigError::Invalid {
             key,
-            value: self.0.get(key).cloned().unwrap_or_default(),
+            value: if self.hidden.contains(key) {
+                "[hidden]".to_owned()
+            } else {
+                self.raw.get(key).cloned().unwrap_or_default()
+            },
             reason,
         }
     }
 
     fn long(&self, key: &'static str, default: i64) -> Result<i64, ConfigError> {
-        match self.0.get(key) {
+        match self.raw.get(key) {
             None => Ok(default),
             Some(v) => v
                 .trim()
@@ -621,7 +676,7 @@ impl Props<'_> {
 
     /// Java's boolean parsing: `true` or `false`, any case, surrounding blanks ignored.
     fn boolean(&self, key: &'static str, default: bool) -> Result<bool, ConfigError> {
-        match self.0.get(key).map(|v| v.trim().to_ascii_lowercase()) {
+        match self.raw.get(key).map(|v| v.trim().to_ascii_lowercase()) {
             None => Ok(default),
             Some(v) if v == "true" => Ok(true),
             Some(v) if v == "false" => Ok(false),

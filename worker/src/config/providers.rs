@@ -302,6 +302,26 @@ impl ConfigProviders {
             .collect()
     }
 
+    /// Apache's `AbstractHerder.reverseTransform`: in task configs a connector derived from its
+    /// resolved config, every key whose value in the raw connector config holds a placeholder
+    /// gets that raw value back, so no resolved secret is written to the config topic.
+    pub fn restore_placeholders(
+        raw_connector_config: &BTreeMap<String, String>,
+        task_configs: &mut [BTreeMap<String, String>],
+    ) {
+        let keys: Vec<(&String, &String)> = raw_connector_config
+            .iter()
+            .filter(|(_, v)| placeholders(v).next().is_some())
+            .collect();
+        for task in task_configs {
+            for (k, raw) in &keys {
+                if let Some(v) = task.get_mut(*k) {
+                    v.clone_from(raw);
+                }
+            }
+        }
+    }
+
     /// Whether `value` holds a placeholder of a configured provider (a secret once resolved).
     pub fn has_placeholder(&self, value: &str) -> bool {
         placeholders(value).any(|p| self.providers.contains_key(p.provider))
@@ -457,5 +477,33 @@ mod tests {
         .to_string();
         assert!(e.contains("is not absolute"), "{e}");
         assert!(providers(&[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn task_configs_get_the_connector_placeholders_back() {
+        let raw: BTreeMap<String, String> = [
+            ("connection.password", "${file:/s/db.properties:password}"),
+            ("topic", "plain"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let mut tasks = vec![
+            [
+                ("connection.password", "s3cret"),
+                ("topic", "plain"),
+                ("task.id", "0"),
+            ]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect::<BTreeMap<_, _>>(),
+        ];
+        ConfigProviders::restore_placeholders(&raw, &mut tasks);
+        assert_eq!(
+            tasks[0]["connection.password"],
+            "${file:/s/db.properties:password}"
+        );
+        assert_eq!(tasks[0]["topic"], "plain");
+        assert_eq!(tasks[0]["task.id"], "0");
     }
 }

@@ -39,6 +39,21 @@ impl HerderHandle {
             })?;
         let instance = self.registry.create_connector(class)?;
         let plugin_type = instance.plugin_type();
+        // As Apache: the config is validated with its placeholders resolved. Unlike Apache, a
+        // placeholder that finds no value is an error on its key, and the response shows the
+        // placeholders, never what they resolve to.
+        let raw = props;
+        let providers = &self.config.config_providers;
+        let resolved: ConfigMap = raw
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    providers.resolve(k, v).unwrap_or_else(|_| v.clone()),
+                )
+            })
+            .collect();
+        let props = &resolved;
         // Apache's `ConnectorConfig.enrich`: each transform's and predicate's keys, checked
         // with the rest (unknown class, missing or invalid key, undefined predicate).
         let framework_def = with_worker_converters(
@@ -113,7 +128,33 @@ impl HerderHandle {
                 }
             }
         }
+        for (key, message) in providers.unresolved(raw) {
+            add_error_on(&mut infos, &key, raw.get(&key).cloned(), message);
+        }
+        for info in infos.configs.iter_mut().filter_map(|c| c.value.as_mut()) {
+            if let Some(value) = raw.get(&info.name).filter(|v| providers.has_placeholder(v)) {
+                info.value = Some(value.clone());
+            }
+        }
         Ok((infos, plugin_type))
+    }
+}
+
+/// An error on `key`, on its entry, or on a new entry without a definition (a key no
+/// definition names, as Apache lists them).
+fn add_error_on(infos: &mut ConfigInfos, key: &str, value: Option<String>, message: String) {
+    if !infos.add_error(key, message.clone()) {
+        infos.configs.push(connect_api::config::ConfigInfo {
+            definition: None,
+            value: Some(connect_api::config::ConfigValueInfo {
+                name: key.to_owned(),
+                value,
+                recommended_values: Vec::new(),
+                errors: vec![message],
+                visible: true,
+            }),
+        });
+        infos.error_count += 1;
     }
 }
 

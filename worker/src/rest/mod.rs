@@ -11,7 +11,6 @@
 //! (`error.rs`). The internal endpoints (`internal.rs`) are signed with the cluster's session
 //! key. Nothing below this module imports it.
 
-pub mod basic_auth;
 mod body;
 mod connectors;
 mod error;
@@ -269,7 +268,28 @@ pub fn router_for(state: RestState, surface: Surface) -> Router {
     with_layers(app, config.as_deref())
 }
 
-/// The body limit, Connect's error bodies, CORS and the `response.http.headers.config` rules
+/// Apache's `JaasBasicAuthFilter`: every request but the two signed internal ones needs the
+/// credentials of a known user; otherwise 401 with Apache's message in Connect's error body.
+async fn require_basic_auth(
+    credentials: &crate::config::rest_auth::Credentials,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    use crate::config::rest_auth::is_internal_request;
+    let authorization = req
+        .headers()
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    if is_internal_request(req.method().as_str(), req.uri().path())
+        || credentials.check(authorization)
+    {
+        next.run(req).await
+    } else {
+        ApiError::new(StatusCode::UNAUTHORIZED, "User cannot access the resource.").into_response()
+    }
+}
+
+/// The body limit, Connect's error bodies, basic authentication, CORS and the `response.http.headers.config` rules
 /// around `app`.
 fn with_layers(app: Router, config: Option<&WorkerConfig>) -> Router {
     let limit = config
@@ -278,6 +298,16 @@ fn with_layers(app: Router, config: Option<&WorkerConfig>) -> Router {
     let mut app = app
         .layer(DefaultBodyLimit::max(limit))
         .layer(axum::middleware::map_response(connect_error_body));
+    // Inside CORS, as Apache's filter sits behind Jetty's: a preflight needs no credentials.
+    if let Some(credentials) = config.and_then(|c| c.rest_basic_auth.clone()) {
+        let credentials = Arc::new(credentials);
+        app = app.layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                let credentials = credentials.clone();
+                async move { require_basic_auth(&credentials, req, next).await }
+            },
+        ));
+    }
     if let Some(cors) = config.and_then(cors) {
         app = app.layer(cors);
     }

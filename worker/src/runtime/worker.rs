@@ -32,6 +32,7 @@ use super::{ConnectorTaskId, SourceOffsetBackend, TaskStatusListener};
 use crate::config::ClientScope;
 use crate::config::WorkerConfig;
 use crate::config::clients::ClientKind;
+use crate::config::providers::ConfigProviders;
 use crate::storage::log::java_partitioner;
 use crate::storage::offsets::OffsetStoreSettings;
 use crate::storage::topics::TopicSettings;
@@ -306,6 +307,22 @@ impl Worker {
     /// (a config written by another implementation or an older version), or invalid
     /// `topic.creation.*` settings of a source connector, is reported FAILED.
     pub fn start_connector(&mut self, name: &str, config: &ConfigMap, target: TargetState) {
+        // Config providers' placeholders are resolved here, where the connector runs (Apache's
+        // `Worker.startConnector`); the config topic keeps them.
+        let resolved = match self.config.config_providers.transform(config) {
+            Ok(resolved) => resolved,
+            Err(e) => {
+                let e = ConnectError::config(e.to_string());
+                tracing::error!(connector = %name, error = %e, "failed to resolve the connector config");
+                self.status.on_connector_state(
+                    name,
+                    ConnectorState::Failed,
+                    Some(super::error_trace(&e)),
+                );
+                return;
+            }
+        };
+        let config = &resolved;
         let class = config
             .get(CONNECTOR_CLASS_CONFIG)
             .cloned()
@@ -375,6 +392,7 @@ impl Worker {
         for c in &mut configs {
             c.insert(TASK_CLASS_CONFIG.to_owned(), task_class.clone());
         }
+        ConfigProviders::restore_placeholders(config, &mut configs);
         Ok(configs)
     }
 
@@ -405,10 +423,19 @@ impl Worker {
         }
         // Set again by build_task once the instance exists.
         self.status.set_task_version(&id, None);
-        match self
-            .build_task(&id, task_config, connector_config, target, generation)
-            .await
-        {
+        // Placeholders are resolved where the task runs (Apache's `Worker.startTask`).
+        let providers = &self.config.config_providers;
+        let resolved = providers
+            .transform(task_config)
+            .and_then(|task_config| Ok((task_config, providers.transform(connector_config)?)));
+        let built = match &resolved {
+            Ok((task_config, connector_config)) => {
+                self.build_task(&id, task_config, connector_config, target, generation)
+                    .await
+            }
+            Err(e) => Err(ConnectError::config(e.to_string())),
+        };
+        match built {
             Ok(running) => {
                 self.tasks.insert(id, running);
             }

@@ -1,5 +1,5 @@
-//! HTTP basic authentication compatible with Apache's `BasicAuthSecurityRestExtension` (not
-//! wired yet): the users and passwords of the `PropertyFileLoginModule` file named by the
+//! HTTP basic authentication compatible with Apache's `BasicAuthSecurityRestExtension`: the
+//! users and passwords of the `PropertyFileLoginModule` file named by the
 //! `KafkaConnect` entry of a JAAS file, which deployments point to with
 //! `-Djava.security.auth.login.config=<path>` in `KAFKA_OPTS`.
 //!
@@ -9,6 +9,11 @@
 //!   file="/etc/connect/credentials.properties";
 //! };
 //! ```
+//!
+//! It is on when `rest.extension.classes` names the extension (the JAAS file then comes from
+//! `KAFKA_OPTS`, or from our key `rest.basic.auth.jaas.file`), or when our key alone is set.
+//! Any other extension class stops start-up: the worker never runs open when the operator
+//! asked for protection. The REST layer applies it (`rest::require_basic_auth`).
 //!
 //! As in Apache, the two internal endpoints (`POST /connectors/{c}/tasks`,
 //! `PUT /connectors/{c}/fence`) are let through: they are signed with the session key instead.
@@ -38,6 +43,58 @@ pub fn jaas_path_from_kafka_opts(kafka_opts: &str) -> Option<PathBuf> {
         .split_whitespace()
         .find_map(|arg| arg.strip_prefix(&flag))
         .map(|p| PathBuf::from(p.trim_matches(|c| c == '"' || c == '\'')))
+}
+
+/// A worker-config error: the key, its value, the reason.
+pub type KeyError = (&'static str, String, String);
+
+/// The credentials REST requests must present, from `rest.extension.classes`, our
+/// `rest.basic.auth.jaas.file` and the `KAFKA_OPTS` environment variable; `None` when neither
+/// key asks for authentication.
+pub fn from_worker_config(
+    extension_classes: Option<&str>,
+    jaas_file: Option<&str>,
+    kafka_opts: Option<&str>,
+) -> Result<Option<Credentials>, KeyError> {
+    use super::{REST_BASIC_AUTH_JAAS_FILE, REST_EXTENSION_CLASSES};
+    let classes = extension_classes.unwrap_or("");
+    let mut basic = false;
+    for class in classes.split(',').map(str::trim).filter(|c| !c.is_empty()) {
+        if class == BASIC_AUTH_EXTENSION_CLASS || class == "BasicAuthSecurityRestExtension" {
+            basic = true;
+        } else {
+            return Err((
+                REST_EXTENSION_CLASSES,
+                classes.to_owned(),
+                format!(
+                    "the REST extension {class} is not available in this worker (only {BASIC_AUTH_EXTENSION_CLASS} is); refusing to start without it"
+                ),
+            ));
+        }
+    }
+    let (key, value, path) = match (jaas_file, basic) {
+        (Some(file), _) => (
+            REST_BASIC_AUTH_JAAS_FILE,
+            file.to_owned(),
+            PathBuf::from(file),
+        ),
+        (None, false) => return Ok(None),
+        (None, true) => {
+            let path = kafka_opts.and_then(jaas_path_from_kafka_opts).ok_or_else(|| {
+                (
+                    REST_EXTENSION_CLASSES,
+                    classes.to_owned(),
+                    format!(
+                        "{BASIC_AUTH_EXTENSION_CLASS} needs a JAAS file: set -D{JAAS_SYSTEM_PROPERTY}=<path> in the KAFKA_OPTS environment variable, or {REST_BASIC_AUTH_JAAS_FILE}"
+                    ),
+                )
+            })?;
+            (REST_EXTENSION_CLASSES, classes.to_owned(), path)
+        }
+    };
+    Credentials::load(&path)
+        .map(Some)
+        .map_err(|reason| (key, value, reason))
 }
 
 /// The credentials file of the `KafkaConnect` entry of a JAAS file.
@@ -210,5 +267,51 @@ mod tests {
         assert!(!is_internal_request("GET", "/connectors/a/tasks"));
         assert!(!is_internal_request("POST", "/connectors"));
         assert!(!is_internal_request("PUT", "/connectors/a/config"));
+    }
+
+    #[test]
+    fn the_worker_keys_turn_authentication_on_or_stop_start_up() {
+        assert!(from_worker_config(None, None, None).unwrap().is_none());
+        assert!(
+            from_worker_config(Some(" "), None, Some("-Xmx1g"))
+                .unwrap()
+                .is_none()
+        );
+        let (key, _, reason) =
+            from_worker_config(Some("com.example.MyExtension"), None, None).unwrap_err();
+        assert_eq!(key, "rest.extension.classes");
+        assert!(reason.contains("com.example.MyExtension"), "{reason}");
+        let (key, _, reason) =
+            from_worker_config(Some(BASIC_AUTH_EXTENSION_CLASS), None, Some("-Xmx1g")).unwrap_err();
+        assert_eq!(key, "rest.extension.classes");
+        assert!(reason.contains("KAFKA_OPTS"), "{reason}");
+
+        let dir = std::env::temp_dir().join(format!("rest-auth-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let creds = dir.join("creds.properties");
+        std::fs::write(&creds, "alice=s3cret\n").unwrap();
+        let jaas = dir.join("jaas.conf");
+        std::fs::write(
+            &jaas,
+            format!(
+                "KafkaConnect {{ {PROPERTY_FILE_LOGIN_MODULE} required file=\"{}\"; }};",
+                creds.display()
+            ),
+        )
+        .unwrap();
+        let opts = format!("-D{JAAS_SYSTEM_PROPERTY}={}", jaas.display());
+        let header = format!("Basic {}", BASE64.encode("alice:s3cret"));
+        let from_opts = from_worker_config(Some(BASIC_AUTH_EXTENSION_CLASS), None, Some(&opts))
+            .unwrap()
+            .expect("on");
+        assert!(from_opts.check(Some(&header)));
+        let from_key = from_worker_config(None, Some(jaas.to_str().unwrap()), None)
+            .unwrap()
+            .expect("on");
+        assert!(from_key.check(Some(&header)));
+        let (key, _, _) =
+            from_worker_config(None, Some("/nonexistent/jaas.conf"), None).unwrap_err();
+        assert_eq!(key, "rest.basic.auth.jaas.file");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
