@@ -327,6 +327,24 @@ pub fn connector_overrides(
     connector_config: &BTreeMap<String, String>,
 ) -> Result<ClientSettings, Vec<ClientKeyError>> {
     let prefix = kind.override_prefix();
+    let refused: Vec<ClientKeyError> = connector_config
+        .iter()
+        .filter_map(|(k, v)| {
+            let key = k.strip_prefix(prefix)?;
+            let reason = REFUSED_OVERRIDES
+                .iter()
+                .find(|(refused, _)| *refused == key)?
+                .1;
+            Some(ClientKeyError {
+                key: k.clone(),
+                value: v.clone(),
+                reason: format!("connectors may not set {key}, whatever the override policy: {reason}"),
+            })
+        })
+        .collect();
+    if !refused.is_empty() {
+        return Err(refused);
+    }
     ClientSettings::translate(
         kind,
         prefix,
@@ -335,6 +353,28 @@ pub fn connector_overrides(
             .filter_map(|(k, v)| k.strip_prefix(prefix).map(|k| (k, v.as_str()))),
     )
 }
+
+/// Client keys a connector may never override (under every
+/// `connector.client.config.override.policy`): they would run code or commands on the worker's
+/// machine, as the worker's user.
+const REFUSED_OVERRIDES: &[(&str, &str)] = &[
+    (
+        "plugin.library.paths",
+        "librdkafka would load a shared library into the worker",
+    ),
+    (
+        "ssl.engine.location",
+        "librdkafka would load an OpenSSL engine library into the worker",
+    ),
+    (
+        "sasl.kerberos.kinit.cmd",
+        "librdkafka would run it as a shell command on the worker",
+    ),
+    (
+        "interceptor.classes",
+        "interceptors run code inside the worker's clients",
+    ),
+];
 
 /// Asks librdkafka whether it knows `key` and accepts `value` (no client is created).
 fn check_librdkafka(key: &str, value: &str) -> Result<(), String> {
