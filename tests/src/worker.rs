@@ -54,6 +54,10 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// The worker key (ours) confining the FileStream connectors; the harness sets it to the
+/// cluster's [`ClusterSpec::dir`].
+pub use connect_worker::config::FILE_CONNECTOR_ALLOWED_DIRS;
+
 /// One Connect cluster: a group id and internal topics no other test uses.
 #[derive(Debug, Clone)]
 pub struct ClusterSpec {
@@ -98,6 +102,8 @@ impl ClusterSpec {
             ("heartbeat.interval.ms", "1000".into()),
             ("rebalance.timeout.ms", "20000".into()),
             ("scheduled.rebalance.max.delay.ms", "4000".into()),
+            // The FileStream connectors may use this cluster's directory (and only it).
+            (FILE_CONNECTOR_ALLOWED_DIRS, dir.display().to_string()),
         ] {
             props.insert(k.to_owned(), v);
         }
@@ -117,6 +123,12 @@ impl ClusterSpec {
 
     pub fn set(mut self, key: &str, value: &str) -> Self {
         self.props.insert(key.to_owned(), value.to_owned());
+        self
+    }
+
+    /// Removes a property, the harness's defaults included.
+    pub fn unset(mut self, key: &str) -> Self {
+        self.props.remove(key);
         self
     }
 

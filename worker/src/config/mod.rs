@@ -9,6 +9,7 @@ pub mod kafka;
 pub mod override_policy;
 pub mod properties;
 pub mod providers;
+pub mod rest_limits;
 pub mod rest_tls;
 pub mod security;
 
@@ -64,6 +65,9 @@ pub const INTER_WORKER_SIGNATURE_ALGORITHM: &str = "inter.worker.signature.algor
 pub const INTER_WORKER_VERIFICATION_ALGORITHMS: &str = "inter.worker.verification.algorithms";
 pub const REQUEST_TIMEOUT_MS: &str = "request.timeout.ms";
 pub const CLIENT_ID: &str = "client.id";
+/// Ours: the directories the FileStream connectors may read and write, comma-separated;
+/// unset, they are refused (see [`connect_api::FileAccess`]).
+pub const FILE_CONNECTOR_ALLOWED_DIRS: &str = connect_api::file_access::ALLOWED_DIRS_CONFIG;
 
 /// Keys of Connect's worker config that this worker accepts but does not act on.
 const IGNORED_KEYS: &[&str] = &[
@@ -253,6 +257,10 @@ pub struct WorkerConfig {
     pub kafka_security: crate::security::KafkaSecurity,
     /// Every key as written in the file.
     pub raw: BTreeMap<String, String>,
+    /// [`FILE_CONNECTOR_ALLOWED_DIRS`], canonicalised.
+    pub file_access: connect_api::FileAccess,
+    /// Header-read and request timeouts, connection cap of the REST listeners.
+    pub rest_limits: rest_limits::RestLimits,
 }
 
 impl WorkerConfig {
@@ -393,6 +401,11 @@ impl WorkerConfig {
                 admin_client: clients.admin,
                 kafka_security: clients.security,
                 raw: raw.clone(),
+                file_access: connect_api::FileAccess::from_setting(
+                    &p.string(FILE_CONNECTOR_ALLOWED_DIRS, ""),
+                )
+                .map_err(|reason| p.invalid(FILE_CONNECTOR_ALLOWED_DIRS, reason))?,
+                rest_limits: rest_limits::parse(&raw)?,
             };
         if config.heartbeat_interval >= config.session_timeout {
             return Err(p.invalid(
@@ -474,6 +487,10 @@ const KNOWN_KEYS: &[&str] = &[
     INTER_WORKER_VERIFICATION_ALGORITHMS,
     REQUEST_TIMEOUT_MS,
     CLIENT_ID,
+    FILE_CONNECTOR_ALLOWED_DIRS,
+    rest_limits::REST_HEADER_READ_TIMEOUT_MS,
+    rest_limits::REST_REQUEST_TIMEOUT_MS,
+    rest_limits::REST_MAX_CONNECTIONS,
 ];
 
 fn parse_listener(s: &str) -> Result<Listener, String> {
