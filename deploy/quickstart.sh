@@ -29,7 +29,7 @@ echo "${kafka_out##*$'\n'}"
 deploy/build-deps.sh
 echo "quickstart: building connect-worker (release; the first build takes a few minutes)" >&2
 cargo build --release -p connect-worker
-mkdir -p "$home"
+mkdir -p "$home" "$root/.local/files"   # the FileStream connectors' directory (file.connector.allowed.dirs)
 if worker_alive; then
   echo "quickstart: stopping the worker started earlier (pid $(cat "$pidfile"))" >&2
   kill "$(cat "$pidfile")"; sleep 1
@@ -47,6 +47,8 @@ Try next:
   curl -s http://127.0.0.1:8083/ | python3 -m json.tool
   curl -s http://127.0.0.1:8083/connectors
   curl -s http://127.0.0.1:8083/connector-plugins
+  curl -s -X PUT -H 'Content-Type: application/json' http://127.0.0.1:8083/connectors/lines/config \\
+    -d '{"connector.class":"FileStreamSource","file":".local/files/in.txt","topic":"lines"}'
 Worker config: $props
 Stop everything: deploy/quickstart.sh down
 MSG

@@ -11,6 +11,7 @@
 //! - [`config`]: [`ConfigDef`], validation, `ConfigInfos`, the shared connector keys and typed views.
 //! - [`connector`]: the source/sink connector and task traits, their contexts, the erased twins.
 //! - [`converter`]: [`Converter`]s (JSON, string, bytes) and header converters, looked up by class name.
+//! - [`file_access`]: the local directories the worker lets connectors read and write.
 //! - [`plugin`]: the [`PluginRegistry`] that lists and instantiates connectors by class or alias.
 
 pub mod cancel;
@@ -19,6 +20,7 @@ pub mod connector;
 pub mod converter;
 pub mod data;
 pub mod error;
+pub mod file_access;
 pub mod plugin;
 pub mod record;
 
@@ -31,6 +33,7 @@ pub use connector::{
 pub use converter::{Converter, HeaderConverter, converter_for_class, header_converter_for_class};
 pub use data::{Schema, SchemaAndValue, Struct, Value};
 pub use error::{ConnectError, ErrorKind, Result};
+pub use file_access::FileAccess;
 pub use plugin::{
     ConnectorInstance, PluginDesc, PluginInfo, PluginRegistry, PluginType, TaskInstance,
 };

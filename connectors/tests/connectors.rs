@@ -7,6 +7,7 @@ use std::sync::Arc;
 use connect_api::config::ConfigMap;
 use connect_api::connector::{ConnectorTransactionBoundaries, ExactlyOnceSupport, SourceTask};
 use connect_api::data::Value;
+use connect_api::file_access::{ALLOWED_DIRS_CONFIG, FileAccess};
 use connect_api::plugin::{ConnectorInstance, TaskInstance};
 use connect_api::record::{SinkRecord, json_map};
 use connect_connectors::builtin_plugins;
@@ -54,10 +55,14 @@ async fn start_source(
     else {
         panic!("expected a source task");
     };
-    task.start(source_task_context("test", 0, offsets, tx), task_config)
-        .await
-        .unwrap();
+    let ctx = source_task_context("test", 0, offsets, tx).with_file_access(temp_access());
+    task.start(ctx, task_config).await.unwrap();
     task
+}
+
+/// The worker's grant in these tests: the system's temporary directory.
+fn temp_access() -> FileAccess {
+    FileAccess::allowing([std::env::temp_dir()]).unwrap()
 }
 
 #[tokio::test]
@@ -321,7 +326,9 @@ async fn file_sink_writes_values_as_lines_and_flushes() {
         panic!()
     };
     let (ctx, _) = sink_task_context("sink", 0);
-    task.start(ctx, configs[0].clone()).await.unwrap();
+    task.start(ctx.with_file_access(temp_access()), configs[0].clone())
+        .await
+        .unwrap();
     let rec = |off: i64, v: Value| SinkRecord::new("t", 0, off, None, Value::Null, None, v);
     task.put(vec![
         rec(0, Value::String("hello".into())),
@@ -335,4 +342,93 @@ async fn file_sink_writes_values_as_lines_and_flushes() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "hello\n7\n");
     task.stop().await.unwrap();
     std::fs::remove_file(path).ok();
+}
+
+/// The tasks check their path when they start (and the source again when it opens the file):
+/// a config that reached the config topic without our validation cannot escape.
+#[cfg(unix)]
+#[tokio::test]
+async fn file_tasks_refuse_paths_outside_the_allowed_dirs_at_start() {
+    let root = temp_path("confined");
+    let allowed = root.join("allowed");
+    std::fs::create_dir_all(&allowed).unwrap();
+    std::fs::write(root.join("secret"), "s\n").unwrap();
+    let access = FileAccess::allowing([&allowed]).unwrap();
+    let registry = builtin_plugins();
+    let sink_task = || {
+        let TaskInstance::Sink(t) = registry
+            .create_task("org.apache.kafka.connect.file.FileStreamSinkTask")
+            .unwrap()
+        else {
+            panic!()
+        };
+        t
+    };
+    let outside = root.join("out.txt");
+    let escape = allowed.join("../out.txt");
+    for (file, files) in [
+        (outside.clone(), access.clone()),
+        (escape, access.clone()),
+        (allowed.join("in.txt"), FileAccess::disabled()),
+    ] {
+        let (ctx, _) = sink_task_context("sink", 0);
+        let config = props(&[("file", &file.to_string_lossy()), ("topics", "t")]);
+        let err = sink_task()
+            .start(ctx.with_file_access(files), config)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains(ALLOWED_DIRS_CONFIG), "{err}");
+    }
+    assert!(!outside.exists(), "the refused sink created its file");
+
+    // Source: a file that does not exist yet is allowed; created later as a link out, the
+    // task fails when it tries to open it instead of reading the secret.
+    let TaskInstance::Source(mut source) = registry
+        .create_task("org.apache.kafka.connect.file.FileStreamSourceTask")
+        .unwrap()
+    else {
+        panic!()
+    };
+    let later = allowed.join("later.txt");
+    let ctx = source_task_context("src", 0, Arc::new(InMemoryOffsetReader::new()), None)
+        .with_file_access(access);
+    let config = props(&[("file", &later.to_string_lossy()), ("topic", "t")]);
+    source.start(ctx, config).await.unwrap();
+    assert!(source.poll().await.unwrap().is_empty());
+    std::os::unix::fs::symlink(root.join("secret"), &later).unwrap();
+    let err = source.poll().await.unwrap_err();
+    assert!(err.to_string().contains(ALLOWED_DIRS_CONFIG), "{err}");
+    std::fs::remove_dir_all(root).ok();
+}
+
+/// Validation reports a refused path as an error on `file`, naming the worker key.
+#[tokio::test]
+async fn file_connectors_validation_reports_refused_paths_on_file() {
+    let registry = builtin_plugins();
+    let errors_on_file = |class: &str, config: ConfigMap, files: &FileAccess| -> Vec<String> {
+        let values = match registry.create_connector(class).unwrap() {
+            ConnectorInstance::Source(c) => c.validate_with_files(&config, files),
+            ConnectorInstance::Sink(c) => c.validate_with_files(&config, files),
+        };
+        values
+            .into_iter()
+            .filter(|v| v.name == "file")
+            .flat_map(|v| v.errors)
+            .collect()
+    };
+    let tmp = temp_access();
+    let inside = temp_path("v.txt").to_string_lossy().into_owned();
+    for class in ["FileStreamSink", "FileStreamSource"] {
+        let config = props(&[("file", &inside), ("topics", "t"), ("topic", "t")]);
+        assert!(errors_on_file(class, config.clone(), &tmp).is_empty());
+        let errs = errors_on_file(class, config, &FileAccess::disabled());
+        assert!(errs[0].contains(ALLOWED_DIRS_CONFIG), "{errs:?}");
+        let config = props(&[("file", "/etc/passwd"), ("topics", "t"), ("topic", "t")]);
+        let errs = errors_on_file(class, config, &tmp);
+        assert!(errs[0].contains("outside"), "{errs:?}");
+    }
+    // Without `file` (standard output), the sink needs the worker key only.
+    let stdout = props(&[("topics", "t")]);
+    assert!(errors_on_file("FileStreamSink", stdout.clone(), &tmp).is_empty());
+    assert!(!errors_on_file("FileStreamSink", stdout, &FileAccess::disabled()).is_empty());
 }

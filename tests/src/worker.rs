@@ -54,6 +54,10 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// The worker key (ours) confining the FileStream connectors; the harness sets it to the
+/// cluster's [`ClusterSpec::dir`].
+pub use connect_worker::config::FILE_CONNECTOR_ALLOWED_DIRS;
+
 /// One Connect cluster: a group id and internal topics no other test uses.
 #[derive(Debug, Clone)]
 pub struct ClusterSpec {
@@ -101,6 +105,8 @@ impl ClusterSpec {
             ("heartbeat.interval.ms", "1000".into()),
             ("rebalance.timeout.ms", "20000".into()),
             ("scheduled.rebalance.max.delay.ms", "4000".into()),
+            // The FileStream connectors may use this cluster's directory (and only it).
+            (FILE_CONNECTOR_ALLOWED_DIRS, dir.display().to_string()),
         ] {
             props.insert(k.to_owned(), v);
         }
@@ -127,6 +133,12 @@ impl ClusterSpec {
     /// Sets an environment variable of the worker processes.
     pub fn env(mut self, key: &str, value: &str) -> Self {
         self.env.insert(key.to_owned(), value.to_owned());
+        self
+    }
+
+    /// Removes a property, the harness's defaults included.
+    pub fn unset(mut self, key: &str) -> Self {
+        self.props.remove(key);
         self
     }
 

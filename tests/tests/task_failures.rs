@@ -147,6 +147,7 @@ async fn a_sink_task_panicking_in_put_is_failed_with_the_panic_message() {
         status: statuses.clone(),
         cancel: CancellationToken::new(),
         paused,
+        file_access: Default::default(),
     };
     let rt = tokio::runtime::Handle::current();
     let task = Box::new(PanicSafeSinkTask(Box::new(PanicsInPut)));
@@ -272,6 +273,7 @@ async fn an_exactly_once_task_failing_mid_transaction_aborts_it() {
         status: statuses.clone(),
         cancel: CancellationToken::new(),
         paused,
+        file_access: Default::default(),
     };
     let task = Box::new(PanicSafeSourceTask(Box::new(SendsThenPanics {
         topic: topic.clone(),

@@ -10,6 +10,7 @@ use async_trait::async_trait;
 
 use crate::cancel::{CancellationToken, Timer, sleep_or_cancel};
 use crate::error::{ConnectError, Result};
+use crate::file_access::FileAccess;
 use crate::record::{SinkRecord, SourceOffset, SourcePartition, SourceRecord, TopicPartition};
 
 /// Reads committed source offsets (Java's `OffsetStorageReader`). Keys are exactly the maps the
@@ -119,6 +120,7 @@ pub struct SourceTaskContext {
     timer: Arc<dyn Timer>,
     offset_reader: Arc<dyn OffsetStorageReader>,
     transaction_context: Option<Arc<dyn TransactionContext>>,
+    file_access: FileAccess,
 }
 
 impl SourceTaskContext {
@@ -136,7 +138,18 @@ impl SourceTaskContext {
             timer,
             offset_reader,
             transaction_context: None,
+            file_access: FileAccess::disabled(),
         }
+    }
+
+    /// The directories the worker lets this task read and write (none unless set).
+    pub fn with_file_access(mut self, access: FileAccess) -> Self {
+        self.file_access = access;
+        self
+    }
+
+    pub fn file_access(&self) -> &FileAccess {
+        &self.file_access
     }
 
     /// Set by the runtime only for exactly-once tasks with `transaction.boundary=connector`.
@@ -168,6 +181,7 @@ pub struct SinkTaskContext {
     timer: Arc<dyn Timer>,
     control: Arc<dyn SinkTaskControl>,
     errant_record_reporter: Option<Arc<dyn ErrantRecordReporter>>,
+    file_access: FileAccess,
 }
 
 impl SinkTaskContext {
@@ -185,7 +199,18 @@ impl SinkTaskContext {
             timer,
             control,
             errant_record_reporter: None,
+            file_access: FileAccess::disabled(),
         }
+    }
+
+    /// The directories the worker lets this task read and write (none unless set).
+    pub fn with_file_access(mut self, access: FileAccess) -> Self {
+        self.file_access = access;
+        self
+    }
+
+    pub fn file_access(&self) -> &FileAccess {
+        &self.file_access
     }
 
     /// Set by the runtime when error tolerance or a dead-letter queue is configured.

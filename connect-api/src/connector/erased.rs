@@ -11,6 +11,7 @@ use super::source::{
 };
 use crate::config::{ConfigDef, ConfigMap, ConfigValue};
 use crate::error::Result;
+use crate::file_access::FileAccess;
 use crate::record::TopicPartition;
 
 #[async_trait]
@@ -21,6 +22,7 @@ pub trait DynSourceConnector: Send + Sync {
     fn task_configs(&self, max_tasks: usize) -> Result<Vec<ConfigMap>>;
     async fn stop(&mut self) -> Result<()>;
     fn validate(&self, config: &ConfigMap) -> Vec<ConfigValue>;
+    fn validate_with_files(&self, config: &ConfigMap, files: &FileAccess) -> Vec<ConfigValue>;
     fn exactly_once_support(&self, config: &ConfigMap) -> ExactlyOnceSupport;
     fn can_define_transaction_boundaries(
         &self,
@@ -51,6 +53,9 @@ impl<C: SourceConnector> DynSourceConnector for C {
     fn validate(&self, config: &ConfigMap) -> Vec<ConfigValue> {
         SourceConnector::validate(self, config)
     }
+    fn validate_with_files(&self, config: &ConfigMap, files: &FileAccess) -> Vec<ConfigValue> {
+        SourceConnector::validate_with_files(self, config, files)
+    }
     fn exactly_once_support(&self, config: &ConfigMap) -> ExactlyOnceSupport {
         SourceConnector::exactly_once_support(self, config)
     }
@@ -76,6 +81,7 @@ pub trait DynSinkConnector: Send + Sync {
     fn task_configs(&self, max_tasks: usize) -> Result<Vec<ConfigMap>>;
     async fn stop(&mut self) -> Result<()>;
     fn validate(&self, config: &ConfigMap) -> Vec<ConfigValue>;
+    fn validate_with_files(&self, config: &ConfigMap, files: &FileAccess) -> Vec<ConfigValue>;
     async fn alter_offsets(
         &self,
         config: &ConfigMap,
@@ -103,6 +109,9 @@ impl<C: SinkConnector> DynSinkConnector for C {
     }
     fn validate(&self, config: &ConfigMap) -> Vec<ConfigValue> {
         SinkConnector::validate(self, config)
+    }
+    fn validate_with_files(&self, config: &ConfigMap, files: &FileAccess) -> Vec<ConfigValue> {
+        SinkConnector::validate_with_files(self, config, files)
     }
     async fn alter_offsets(
         &self,

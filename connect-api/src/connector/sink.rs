@@ -26,6 +26,7 @@ use async_trait::async_trait;
 use super::context::{ConnectorContext, SinkTaskContext};
 use crate::config::{ConfigDef, ConfigMap, ConfigValue};
 use crate::error::Result;
+use crate::file_access::FileAccess;
 use crate::record::{SinkRecord, TopicPartition};
 
 /// Next offset to consume per partition.
@@ -44,6 +45,12 @@ pub trait SinkConnector: Send + Sync + 'static {
 
     fn validate(&self, config: &ConfigMap) -> Vec<ConfigValue> {
         self.config_def().validate(config)
+    }
+
+    /// Validation as the worker runs it, with the directories it lets connectors use;
+    /// default: [`Self::validate`]. Connectors that open local files check their paths here.
+    fn validate_with_files(&self, config: &ConfigMap, _files: &FileAccess) -> Vec<ConfigValue> {
+        self.validate(config)
     }
 
     /// `None` deletes the partition's committed offset. See [`super::SourceConnector::alter_offsets`].

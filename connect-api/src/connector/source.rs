@@ -28,6 +28,7 @@ use async_trait::async_trait;
 use super::context::{ConnectorContext, SourceTaskContext};
 use crate::config::{ConfigDef, ConfigMap, ConfigValue};
 use crate::error::Result;
+use crate::file_access::FileAccess;
 use crate::record::{SourceOffset, SourcePartition, SourceRecord};
 
 /// A connector's answer to "can you give exactly-once semantics with this config?".
@@ -80,6 +81,12 @@ pub trait SourceConnector: Send + Sync + 'static {
     /// Pure validation of the connector's own keys; default: `config_def().validate(config)`.
     fn validate(&self, config: &ConfigMap) -> Vec<ConfigValue> {
         self.config_def().validate(config)
+    }
+
+    /// Validation as the worker runs it, with the directories it lets connectors use;
+    /// default: [`Self::validate`]. Connectors that open local files check their paths here.
+    fn validate_with_files(&self, config: &ConfigMap, _files: &FileAccess) -> Vec<ConfigValue> {
+        self.validate(config)
     }
 
     /// Called during validation when `exactly.once.support=required`.

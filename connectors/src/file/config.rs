@@ -1,11 +1,12 @@
 //! Keys of the file connectors and their typed forms.
 
 use std::num::NonZeroUsize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use connect_api::config::validators::{at_least, non_empty_string};
-use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance};
+use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, ConfigValue, Importance};
 use connect_api::error::{ConnectError, Result};
+use connect_api::file_access::FileAccess;
 
 pub const FILE_CONFIG: &str = "file";
 pub const TOPIC_CONFIG: &str = "topic";
@@ -95,4 +96,40 @@ impl FileSinkConfig {
                 .map(PathBuf::from),
         })
     }
+}
+
+/// Adds to `values` the error on `file` when the worker's [`FileAccess`] refuses it: any
+/// FileStream config when the worker allows no directory; a path outside the allowed ones.
+/// No `file` (standard input/output) is not a path and is left to the connector's own rules.
+pub(crate) fn check_file_key(
+    mut values: Vec<ConfigValue>,
+    config: &ConfigMap,
+    files: &FileAccess,
+    what: &str,
+) -> Vec<ConfigValue> {
+    let file = config
+        .get(FILE_CONFIG)
+        .map(|f| f.trim())
+        .filter(|f| !f.is_empty());
+    let error = match file {
+        _ if !files.is_enabled() => Some(FileAccess::disabled_message(what)),
+        None => None,
+        Some(f) => files.check(what, Path::new(f)).err(),
+    };
+    if let Some(error) = error {
+        match values.iter_mut().find(|v| v.name == FILE_CONFIG) {
+            Some(v) => v.add_error(error),
+            None => {
+                let mut v = ConfigValue::new(FILE_CONFIG);
+                v.add_error(error);
+                values.push(v);
+            }
+        }
+    }
+    values
+}
+
+/// `path` as the task may open it (canonical), or a config error naming the worker key.
+pub(crate) fn allowed_path(files: &FileAccess, what: &str, path: &Path) -> Result<PathBuf> {
+    files.check(what, path).map_err(ConnectError::config)
 }

@@ -5,6 +5,10 @@
 //!
 //! Unlike Java, a missing `file` (stdin/stdout) is supported by the sink only: reading standard
 //! input has no resumable offset and would block the runtime.
+//! Paths are confined to the directories the worker allows (its `file.connector.allowed.dirs`,
+//! handed down as a [`connect_api::FileAccess`]): checked at validation
+//! (`validate_with_files`, an error on `file`), when a task starts, and each time the source
+//! opens its file. When the worker allows none, both connectors are refused.
 //! File I/O is plain blocking `std::fs` on small reads, like Java's; these connectors are for
 //! demos and tests, not throughput.
 

@@ -4,12 +4,13 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 
 use async_trait::async_trait;
-use connect_api::config::{ConfigDef, ConfigMap};
+use connect_api::config::{ConfigDef, ConfigMap, ConfigValue};
 use connect_api::connector::{
     ConnectorContext, SinkConnector, SinkOffsets, SinkTask, SinkTaskContext,
 };
 use connect_api::data::Value;
 use connect_api::error::{ConnectError, Result};
+use connect_api::file_access::FileAccess;
 use connect_api::record::{SinkRecord, TopicPartition};
 
 use super::config::*;
@@ -29,6 +30,15 @@ impl SinkConnector for FileStreamSinkConnector {
 
     fn config_def(&self) -> ConfigDef {
         sink_config_def()
+    }
+
+    fn validate_with_files(&self, config: &ConfigMap, files: &FileAccess) -> Vec<ConfigValue> {
+        check_file_key(
+            self.validate(config),
+            config,
+            files,
+            "FileStreamSinkConnector",
+        )
     }
 
     async fn start(&mut self, _ctx: ConnectorContext, config: ConfigMap) -> Result<()> {
@@ -103,11 +113,19 @@ impl SinkTask for FileStreamSinkTask {
         crate::VERSION.to_owned()
     }
 
-    async fn start(&mut self, _ctx: SinkTaskContext, config: ConfigMap) -> Result<()> {
+    async fn start(&mut self, ctx: SinkTaskContext, config: ConfigMap) -> Result<()> {
         let config = FileSinkConfig::parse(&config)?;
+        // Checked again here: a config may reach the config topic without our validation.
+        let files = ctx.file_access();
+        if !files.is_enabled() {
+            return Err(ConnectError::config(FileAccess::disabled_message(
+                "FileStreamSinkTask",
+            )));
+        }
         self.output = Some(match config.file {
             None => Output::Stdout(std::io::stdout()),
             Some(path) => {
+                let path = allowed_path(files, "FileStreamSinkTask", &path)?;
                 let file = OpenOptions::new()
                     .create(true)
                     .append(true)

@@ -6,13 +6,14 @@ use std::io::{Read, Seek, SeekFrom};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
-use connect_api::config::{ConfigDef, ConfigMap};
+use connect_api::config::{ConfigDef, ConfigMap, ConfigValue};
 use connect_api::connector::{
     ConnectorContext, ExactlyOnceSupport, SourceConnector, SourceOffsets, SourceTask,
     SourceTaskContext,
 };
 use connect_api::data::{Schema, Value};
 use connect_api::error::{ConnectError, Result};
+use connect_api::file_access::FileAccess;
 use connect_api::record::{SourcePartition, SourceRecord, json_map};
 
 use super::config::*;
@@ -36,6 +37,15 @@ impl SourceConnector for FileStreamSourceConnector {
 
     fn config_def(&self) -> ConfigDef {
         source_config_def()
+    }
+
+    fn validate_with_files(&self, config: &ConfigMap, files: &FileAccess) -> Vec<ConfigValue> {
+        check_file_key(
+            self.validate(config),
+            config,
+            files,
+            "FileStreamSourceConnector",
+        )
     }
 
     async fn start(&mut self, _ctx: ConnectorContext, config: ConfigMap) -> Result<()> {
@@ -128,6 +138,8 @@ impl ReaderState {
                 "FileStreamSourceTask needs 'file': reading standard input is not supported",
             ));
         };
+        // Checked at each attempt: the file may appear later, e.g. as a link out.
+        let path = allowed_path(self.ctx.file_access(), "FileStreamSourceTask", &path)?;
         let mut file = match File::open(&path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
@@ -207,6 +219,8 @@ impl SourceTask for FileStreamSourceTask {
                 "FileStreamSourceTask needs 'file': reading standard input is not supported",
             ));
         };
+        // Checked again here: a config may reach the config topic without our validation.
+        allowed_path(ctx.file_access(), "FileStreamSourceTask", path)?;
         let partition = json_map(FILENAME_FIELD, path.to_string_lossy().into_owned());
         let position = match ctx.offset_storage_reader().offset(&partition).await? {
             None => 0,

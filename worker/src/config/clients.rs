@@ -338,7 +338,9 @@ pub fn connector_overrides(
             Some(ClientKeyError {
                 key: k.clone(),
                 value: v.clone(),
-                reason: format!("connectors may not set {key}, whatever the override policy: {reason}"),
+                reason: format!(
+                    "connectors may not set {key}, whatever the override policy: {reason}"
+                ),
             })
         })
         .collect();

@@ -10,6 +10,7 @@ pub mod override_policy;
 pub mod properties;
 pub mod providers;
 pub mod rest_auth;
+pub mod rest_limits;
 pub mod rest_tls;
 pub mod security;
 
@@ -71,6 +72,9 @@ pub const REST_EXTENSION_CLASSES: &str = "rest.extension.classes";
 /// `PropertyFileLoginModule`), for deployments that do not set it in `KAFKA_OPTS`. Setting it
 /// turns basic authentication on.
 pub const REST_BASIC_AUTH_JAAS_FILE: &str = "rest.basic.auth.jaas.file";
+/// Ours: the directories the FileStream connectors may read and write, comma-separated;
+/// unset, they are refused (see [`connect_api::FileAccess`]).
+pub const FILE_CONNECTOR_ALLOWED_DIRS: &str = connect_api::file_access::ALLOWED_DIRS_CONFIG;
 
 /// Keys of Connect's worker config that this worker accepts but does not act on.
 const IGNORED_KEYS: &[&str] = &[
@@ -267,6 +271,10 @@ pub struct WorkerConfig {
     pub kafka_security: crate::security::KafkaSecurity,
     /// Every key as written in the file, with config-provider placeholders resolved.
     pub raw: BTreeMap<String, String>,
+    /// [`FILE_CONNECTOR_ALLOWED_DIRS`], canonicalised.
+    pub file_access: connect_api::FileAccess,
+    /// Header-read and request timeouts, connection cap of the REST listeners.
+    pub rest_limits: rest_limits::RestLimits,
 }
 
 impl WorkerConfig {
@@ -437,6 +445,11 @@ impl WorkerConfig {
                 admin_client: clients.admin,
                 kafka_security: clients.security,
                 raw: raw.clone(),
+                file_access: connect_api::FileAccess::from_setting(
+                    &p.string(FILE_CONNECTOR_ALLOWED_DIRS, ""),
+                )
+                .map_err(|reason| p.invalid(FILE_CONNECTOR_ALLOWED_DIRS, reason))?,
+                rest_limits: rest_limits::parse(&raw)?,
             };
         if config.heartbeat_interval >= config.session_timeout {
             return Err(p.invalid(
@@ -521,6 +534,10 @@ const KNOWN_KEYS: &[&str] = &[
     INTER_WORKER_VERIFICATION_ALGORITHMS,
     REQUEST_TIMEOUT_MS,
     CLIENT_ID,
+    FILE_CONNECTOR_ALLOWED_DIRS,
+    rest_limits::REST_HEADER_READ_TIMEOUT_MS,
+    rest_limits::REST_REQUEST_TIMEOUT_MS,
+    rest_limits::REST_MAX_CONNECTIONS,
 ];
 
 fn parse_listener(s: &str) -> Result<Listener, String> {

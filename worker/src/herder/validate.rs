@@ -68,8 +68,15 @@ impl HerderHandle {
         let framework_def = connect_transforms::chain::enrich(framework_def, props);
         let framework = ConfigInfos::validate(class, &framework_def, props);
         let (own_def, own_values) = match &instance {
-            ConnectorInstance::Source(c) => (c.config_def(), c.validate(props)),
-            ConnectorInstance::Sink(c) => (c.config_def(), c.validate(props)),
+            // With the directories this worker lets connectors use (`file.connector.allowed.dirs`).
+            ConnectorInstance::Source(c) => (
+                c.config_def(),
+                c.validate_with_files(props, &self.config.file_access),
+            ),
+            ConnectorInstance::Sink(c) => (
+                c.config_def(),
+                c.validate_with_files(props, &self.config.file_access),
+            ),
         };
         let own_groups = own_def.groups();
         let own = ConfigInfos::generate(class, &own_def, &own_values, own_groups);

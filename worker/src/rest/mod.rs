@@ -20,8 +20,8 @@ mod loggers;
 mod offsets;
 mod plugins;
 mod root;
+mod serve;
 mod startup;
-mod tls;
 
 pub use connectors::{TOPIC_TRACKING_ALLOW_RESET, TOPIC_TRACKING_ENABLE};
 pub use error::ApiError;
@@ -41,6 +41,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
+use crate::config::rest_limits::RestLimits;
 use crate::config::rest_tls;
 use crate::config::{HeaderAction, HeaderRule, Listener, WorkerConfig};
 use crate::herder::{HerderHandle, WorkerStage};
@@ -295,7 +296,16 @@ fn with_layers(app: Router, config: Option<&WorkerConfig>) -> Router {
     let limit = config
         .map(request_max_bytes)
         .unwrap_or(DEFAULT_REQUEST_MAX_BYTES);
+    // `rest.request.timeout.ms`, innermost: its answer gets the layers below like any other.
+    let timeout = config.map_or_else(
+        || RestLimits::default().request_timeout,
+        |c| c.rest_limits.request_timeout,
+    );
     let mut app = app
+        .layer(axum::middleware::from_fn_with_state(
+            timeout,
+            serve::request_timeout,
+        ))
         .layer(DefaultBodyLimit::max(limit))
         .layer(axum::middleware::map_response(connect_error_body));
     // Inside CORS, as Apache's filter sits behind Jetty's: a preflight needs no credentials.
@@ -447,25 +457,19 @@ pub async fn bind(
         };
         bound.push((socket, app.clone(), tls));
     }
-    let mut servers = Vec::new();
-    for (socket, app, tls) in bound {
-        let shutdown = shutdown.clone();
-        servers.push(tokio::spawn(async move {
-            let stop = shutdown.clone();
-            match tls {
-                None => {
-                    axum::serve(socket, app)
-                        .with_graceful_shutdown(async move { stop.cancelled().await })
-                        .await
-                }
-                Some(tls) => {
-                    axum::serve(tls::TlsListener::new(socket, tls, shutdown), app)
-                        .with_graceful_shutdown(async move { stop.cancelled().await })
-                        .await
-                }
-            }
-        }));
-    }
+    // Each listener with the header-read timeout and connection cap (`serve`).
+    let servers = bound
+        .into_iter()
+        .map(|(socket, app, tls)| {
+            tokio::spawn(serve::serve(
+                socket,
+                tls,
+                app,
+                config.rest_limits,
+                shutdown.clone(),
+            ))
+        })
+        .collect();
     Ok(RestServers {
         servers,
         main_surface,

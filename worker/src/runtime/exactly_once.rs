@@ -118,6 +118,8 @@ pub struct ExactlyOnceSourceTaskRun {
     pub status: Arc<dyn TaskStatusListener>,
     pub cancel: CancellationToken,
     pub paused: watch::Receiver<bool>,
+    /// The directories the worker lets the task read and write (`file.connector.allowed.dirs`).
+    pub file_access: connect_api::FileAccess,
 }
 
 /// Requests made through the task's [`TransactionContext`] for the current batch.
@@ -334,7 +336,8 @@ impl Runner {
             }),
             Arc::new(TokioTimer),
             self.run.cancel.clone(),
-        );
+        )
+        .with_file_access(self.run.file_access.clone());
         let boundary = self.run.connector_config.transaction_boundary;
         if boundary == TransactionBoundary::Connector {
             ctx = ctx.with_transaction_context(self.boundaries.clone());

@@ -87,6 +87,8 @@ pub struct SinkTaskRun {
     pub status: Arc<dyn TaskStatusListener>,
     pub cancel: CancellationToken,
     pub paused: watch::Receiver<bool>,
+    /// The directories the worker lets the task read and write (`file.connector.allowed.dirs`).
+    pub file_access: connect_api::FileAccess,
 }
 
 /// The consumer group a sink connector's tasks commit to, as in Connect: the connector's
@@ -439,7 +441,8 @@ fn execute(run: &SinkTaskRun, shared: &Arc<Shared>) -> Result<(), ConnectError> 
         Arc::new(TokioTimer),
         run.cancel.clone(),
     )
-    .with_errant_record_reporter(shared.reporter.clone());
+    .with_errant_record_reporter(shared.reporter.clone())
+    .with_file_access(run.file_access.clone());
     let config = run.task_config.clone();
     shared.with_task(async |t| t.start(ctx, config).await)?;
 

@@ -65,6 +65,8 @@ pub struct SourceTaskRun {
     pub cancel: CancellationToken,
     /// `true` while the connector's target state is PAUSED.
     pub paused: watch::Receiver<bool>,
+    /// The directories the worker lets the task read and write (`file.connector.allowed.dirs`).
+    pub file_access: connect_api::FileAccess,
 }
 
 /// A converted record ready for the producer.
@@ -390,7 +392,8 @@ impl Runner {
             }),
             Arc::new(TokioTimer),
             self.run.cancel.clone(),
-        );
+        )
+        .with_file_access(self.run.file_access.clone());
         self.task.start(ctx, self.run.task_config.clone()).await?;
         self.run.status.on_running(&self.run.id);
         tracing::info!(task = %self.run.id, "source task started");
