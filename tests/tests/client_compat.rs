@@ -646,4 +646,67 @@ async fn the_override_policy_refuses_what_it_forbids() {
             "throughput": "10", "producer.override.security.protocol": "PLAINTEXT"}),
     )
     .await;
+    drop(w);
+
+    // All (Apache 4.4's default): a sink consumes in the group its override names.
+    let spec = ClusterSpec::new("override-all");
+    let w = spec.start_worker().await;
+    let topic = unique("override-all");
+    let group = unique("their-group");
+    kafka::create_topics(&[&topic], 1).await;
+    kafka::produce(&topic, (0..10).map(|i| (None, Some(format!("\"r{i}\""))))).await;
+    create(
+        &w,
+        "sink",
+        json!({"connector.class": FILE_SINK, "topics": topic,
+            "file": spec.dir.join("sink.txt").display().to_string(),
+            "consumer.override.group.id": group}),
+    )
+    .await;
+    eventually(
+        Duration::from_secs(60),
+        "the override's group commits",
+        || {
+            let (group, topic) = (group.clone(), topic.clone());
+            async move {
+                let n =
+                    tokio::task::spawn_blocking(move || kafka::committed_total(&group, &topic, 1))
+                        .await
+                        .unwrap();
+                (n == 10).then_some(())
+            }
+        },
+    )
+    .await;
+    drop(w);
+
+    // Keys that would run code or commands on the worker's machine: refused under every policy.
+    for policy in ["All", "None", "Principal"] {
+        let spec = ClusterSpec::new("override-refused")
+            .set("connector.client.config.override.policy", policy);
+        let w = spec.start_worker().await;
+        for (key, value) in [
+            ("producer.override.plugin.library.paths", "/tmp/evil.so"),
+            (
+                "producer.override.sasl.kerberos.kinit.cmd",
+                "touch /tmp/pwned",
+            ),
+        ] {
+            let (s, body) = w
+                .send(
+                    "POST",
+                    "/connectors",
+                    Some(json!({"name": "src", "config": {
+                        "connector.class": VERIFIABLE, "topic": unique("refused"),
+                        "throughput": "10", key: value}})),
+                )
+                .await;
+            assert_eq!(s, 400, "{policy} {key}: {body}");
+            let m = body["message"].as_str().unwrap_or_default();
+            assert!(
+                m.contains(key) && m.contains("whatever the override policy"),
+                "{policy} {key}: {m}"
+            );
+        }
+    }
 }

@@ -43,7 +43,12 @@ impl Default for RestLimits {
 
 /// The keys above, each at least 1; errors name the key.
 pub(super) fn parse(raw: &BTreeMap<String, String>) -> Result<RestLimits, ConfigError> {
-    let p = Props(raw);
+    // Numbers, never secrets: nothing to hide in errors.
+    let hidden = std::collections::BTreeSet::new();
+    let p = Props {
+        raw,
+        hidden: &hidden,
+    };
     let positive = |key: &'static str, default: i64, max: i64| -> Result<u64, ConfigError> {
         let v = p.long(key, default)?;
         if v < 1 {
