@@ -145,17 +145,37 @@ PROPS
   done
 }
 
+# setsid: the broker must outlive this script and the shell that ran it. A JVM crash report
+# goes to the node's folder.
+start_node() {
+  local i=$1
+  setsid java -Xmx"$heap" -Xms"$heap" -XX:+UseG1GC -Djava.awt.headless=true \
+    -XX:ErrorFile="$cluster/node-$i/hs_err_%p.log" \
+    -Dkafka.logs.dir="$cluster/node-$i/logs" -Dlog4j2.configurationFile="$cluster/log4j2.properties" \
+    -cp "$jars/*" kafka.Kafka "$cluster/node-$i/server.properties" \
+    >>"$cluster/node-$i/stdout.log" 2>&1 < /dev/null &
+  echo $! > "$cluster/node-$i/pid"
+}
+
+# A node that dies while the cluster starts is started again once (seen in CI: a node vanished
+# mid-start with nothing in its logs, as after a SIGKILL); a second death fails with its logs.
 wait_ready() {
-  local i deadline=$((SECONDS + 120)) probe=()
+  local i deadline=$((SECONDS + 120)) probe=() restarts
   # The secured cluster is probed through its mTLS listener.
   [ "$secure" = 1 ] && probe=(--command-config "$cluster/client-ssl.properties")
   for i in $(seq 1 "$nodes"); do
+    restarts=0
     until java_run org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:$(probe_port "$i")" \
           "${probe[@]}" --list >/dev/null 2>&1; do
       if ! alive "$i"; then
         echo "kafka.sh: node $i exited; last lines of its log:" >&2
         tail -n 30 "$cluster/node-$i/logs/server.log" "$cluster/node-$i/stdout.log" >&2 || true
-        exit 1
+        ls "$cluster/node-$i"/hs_err_*.log 2>/dev/null >&2 || true
+        if [ "$restarts" -ge 1 ]; then exit 1; fi
+        restarts=$((restarts + 1))
+        echo "kafka.sh: starting node $i again" >&2
+        start_node "$i"
+        deadline=$((SECONDS + 120))
       fi
       [ $SECONDS -lt $deadline ] || { echo "kafka.sh: node $i did not answer within 120s" >&2; exit 1; }
       sleep 1
@@ -186,12 +206,7 @@ up() {
       java_run -Dkafka.logs.dir="$cluster/node-$i/logs" kafka.tools.StorageTool format \
         -t "$cid" -c "$cluster/node-$i/server.properties" "${extra[@]}" >/dev/null
     fi
-    # setsid: the broker must outlive this script and the shell that ran it.
-    setsid java -Xmx"$heap" -Xms"$heap" -XX:+UseG1GC -Djava.awt.headless=true \
-      -Dkafka.logs.dir="$cluster/node-$i/logs" -Dlog4j2.configurationFile="$cluster/log4j2.properties" \
-      -cp "$jars/*" kafka.Kafka "$cluster/node-$i/server.properties" \
-      >"$cluster/node-$i/stdout.log" 2>&1 < /dev/null &
-    echo $! > "$cluster/node-$i/pid"
+    start_node "$i"
   done
   wait_ready
   local v
