@@ -33,6 +33,7 @@ use crate::config::ClientScope;
 use crate::config::WorkerConfig;
 use crate::config::clients::ClientKind;
 use crate::config::providers::ConfigProviders;
+use crate::metrics;
 use crate::storage::log::java_partitioner;
 use crate::storage::offsets::OffsetStoreSettings;
 use crate::storage::topics::TopicSettings;
@@ -125,6 +126,7 @@ impl StatusReporter {
     }
 
     fn task(&self, id: &ConnectorTaskId, state: ConnectorState, trace: Option<String>) {
+        metrics::global().task_state(id, metric_state(state));
         let version = self
             .task_versions
             .lock()
@@ -173,6 +175,7 @@ impl TaskStatusListener for StatusReporter {
 
 impl ConnectorStatusListener for StatusReporter {
     fn on_connector_state(&self, connector: &str, state: ConnectorState, trace: Option<String>) {
+        metrics::global().connector_state(connector, metric_state(state));
         let version = self
             .connector_versions
             .lock()
@@ -187,6 +190,18 @@ impl ConnectorStatusListener for StatusReporter {
             generation: self.generation.load(Ordering::SeqCst),
             version,
         }));
+    }
+}
+
+/// The `status` label of a state; `None` for work that is not (or no longer) on this worker.
+fn metric_state(state: ConnectorState) -> Option<&'static str> {
+    match state {
+        ConnectorState::Unassigned | ConnectorState::Destroyed => None,
+        ConnectorState::Running => Some("running"),
+        ConnectorState::Paused => Some("paused"),
+        ConnectorState::Stopped => Some("stopped"),
+        ConnectorState::Failed => Some("failed"),
+        ConnectorState::Restarting => Some("restarting"),
     }
 }
 
@@ -307,11 +322,13 @@ impl Worker {
     /// (a config written by another implementation or an older version), or invalid
     /// `topic.creation.*` settings of a source connector, is reported FAILED.
     pub fn start_connector(&mut self, name: &str, config: &ConfigMap, target: TargetState) {
+        metrics::global().connector_starting();
         // Config providers' placeholders are resolved here, where the connector runs (Apache's
         // `Worker.startConnector`); the config topic keeps them.
         let resolved = match self.config.config_providers.transform(config) {
             Ok(resolved) => resolved,
             Err(e) => {
+                metrics::global().connector_started(false);
                 let e = ConnectError::config(e.to_string());
                 tracing::error!(connector = %name, error = %e, "failed to resolve the connector config");
                 self.status.on_connector_state(
@@ -342,6 +359,12 @@ impl Worker {
             .set_connector_version(name, instance.as_ref().ok().map(ConnectorInstance::version));
         match instance {
             Ok(instance) => {
+                let kind = match &instance {
+                    ConnectorInstance::Source(_) => "source",
+                    ConnectorInstance::Sink(_) => "sink",
+                };
+                metrics::global().connector_started(true);
+                metrics::global().connector_info(name, &class, kind, &instance.version());
                 let handle = ConnectorHandle::spawn(
                     name.to_owned(),
                     config.clone(),
@@ -353,6 +376,7 @@ impl Worker {
                 self.connectors.insert(name.to_owned(), handle);
             }
             Err(e) => {
+                metrics::global().connector_started(false);
                 tracing::error!(connector = %name, error = %e, "failed to create connector");
                 self.status.on_connector_state(
                     name,
@@ -421,6 +445,7 @@ impl Worker {
         if self.tasks.contains_key(&id) {
             return;
         }
+        metrics::global().task_starting();
         // Set again by build_task once the instance exists.
         self.status.set_task_version(&id, None);
         // Placeholders are resolved where the task runs (Apache's `Worker.startTask`).
@@ -435,6 +460,7 @@ impl Worker {
             }
             Err(e) => Err(ConnectError::config(e.to_string())),
         };
+        metrics::global().task_started(built.is_ok());
         match built {
             Ok(running) => {
                 self.tasks.insert(id, running);
