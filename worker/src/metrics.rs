@@ -853,7 +853,7 @@ impl Default for TxnMetrics {
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| millis(d))
+        .map_or(0, millis)
 }
 
 fn millis(d: Duration) -> i64 {
