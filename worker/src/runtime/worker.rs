@@ -17,6 +17,7 @@ use rdkafka::ClientConfig;
 use rdkafka::producer::FutureProducer;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
+use tracing::Instrument;
 
 use super::connector::{ConnectorHandle, ConnectorRequest, ConnectorStatusListener};
 use super::convert::RecordConverters;
@@ -366,6 +367,11 @@ impl Worker {
                 metrics::global().connector_started(true);
                 metrics::global().connector_info(name, &class, kind, &instance.version());
                 let handle = ConnectorHandle::spawn(
+                    tracing::info_span!(
+                        "connector",
+                        connector = %name,
+                        worker_id = %self.status.worker_id()
+                    ),
                     name.to_owned(),
                     config.clone(),
                     instance,
@@ -488,6 +494,13 @@ impl Worker {
         let cancel = CancellationToken::new();
         let (paused_tx, paused_rx) = watch::channel(target != TargetState::Started);
         let status: Arc<dyn TaskStatusListener> = self.status.clone();
+        // Everything the task and its runner log carries these fields.
+        let span = tracing::info_span!(
+            "task",
+            connector = %id.connector,
+            task = id.task,
+            worker_id = %self.status.worker_id()
+        );
         let done = match instance {
             TaskInstance::Source(task) if self.exactly_once.is_some() => {
                 let cc = SourceConnectorConfig::parse(connector_config)?;
@@ -519,11 +532,14 @@ impl Worker {
                     paused: paused_rx,
                 };
                 let task = Box::new(PanicSafeSourceTask(task));
-                tokio::spawn(supervise(
-                    id.clone(),
-                    self.status.clone(),
-                    run_exactly_once_source_task(run, task),
-                ))
+                tokio::spawn(
+                    supervise(
+                        id.clone(),
+                        self.status.clone(),
+                        run_exactly_once_source_task(run, task),
+                    )
+                    .instrument(span),
+                )
             }
             TaskInstance::Source(task) => {
                 let cc = SourceConnectorConfig::parse(connector_config)?;
@@ -552,11 +568,10 @@ impl Worker {
                     paused: paused_rx,
                 };
                 let task = Box::new(PanicSafeSourceTask(task));
-                tokio::spawn(supervise(
-                    id.clone(),
-                    self.status.clone(),
-                    run_source_task(run, task),
-                ))
+                tokio::spawn(
+                    supervise(id.clone(), self.status.clone(), run_source_task(run, task))
+                        .instrument(span),
+                )
             }
             TaskInstance::Sink(task) => {
                 let cc = SinkConnectorConfig::parse(connector_config)?;
@@ -604,6 +619,7 @@ impl Worker {
                 let task = Box::new(PanicSafeSinkTask(task));
                 let (id, status) = (id.clone(), self.status.clone());
                 tokio::task::spawn_blocking(move || {
+                    let _span = span.enter();
                     supervise_blocking(id, status, || run_sink_task(run, task, rt))
                 })
             }
