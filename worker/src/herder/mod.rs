@@ -253,6 +253,9 @@ impl Herder {
                 cmd = self.commands.recv() => {
                     match cmd {
                         Some(HerderCommand::RestartTask(id)) => self.restart_task(&id).await,
+                        Some(HerderCommand::Ping(answer)) => {
+                            let _ = answer.send(());
+                        }
                         None => {}
                     }
                 }

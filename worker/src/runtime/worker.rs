@@ -43,6 +43,10 @@ use crate::storage::{
     StatusBackingStore, TargetState, TaskStatus, TopicStatus,
 };
 
+/// How long a connector's `stop` may take (Apache's fixed 5 s).
+pub const CONNECTOR_GRACEFUL_SHUTDOWN_TIMEOUT: std::time::Duration =
+    std::time::Duration::from_secs(5);
+
 /// Writes connector and task states to the status topic, in the order they happen, stamped
 /// with this worker's id, the current group generation and the version of the plugin instance
 /// this worker created (Connect 4.4's `version`; none when no instance could be created).
@@ -206,8 +210,51 @@ fn metric_state(state: ConnectorState) -> Option<&'static str> {
     }
 }
 
+/// A task's status listener that goes quiet once the task is abandoned: a runner that finally
+/// returns after [`Worker::stop_tasks`] gave up on it reports nothing (Apache's cancelled
+/// `WorkerTask`), so it cannot overwrite what the task's next owner reports.
+struct AbandonableStatus {
+    inner: Arc<StatusReporter>,
+    abandoned: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl AbandonableStatus {
+    fn live(&self) -> bool {
+        !self.abandoned.load(Ordering::SeqCst)
+    }
+}
+
+impl TaskStatusListener for AbandonableStatus {
+    fn on_running(&self, id: &ConnectorTaskId) {
+        if self.live() {
+            self.inner.on_running(id);
+        }
+    }
+    fn on_paused(&self, id: &ConnectorTaskId) {
+        if self.live() {
+            self.inner.on_paused(id);
+        }
+    }
+    fn on_failure(&self, id: &ConnectorTaskId, trace: String) {
+        if self.live() {
+            self.inner.on_failure(id, trace);
+        }
+    }
+    fn on_shutdown(&self, id: &ConnectorTaskId) {
+        if self.live() {
+            self.inner.on_shutdown(id);
+        }
+    }
+    fn on_topic_used(&self, id: &ConnectorTaskId, topic: &str) {
+        if self.live() {
+            self.inner.on_topic_used(id, topic);
+        }
+    }
+}
+
 struct RunningTask {
     cancel: CancellationToken,
+    abandoned: Arc<std::sync::atomic::AtomicBool>,
     paused: watch::Sender<bool>,
     done: JoinHandle<()>,
 }
@@ -393,9 +440,21 @@ impl Worker {
         }
     }
 
+    /// Stops a connector, waiting at most [`CONNECTOR_GRACEFUL_SHUTDOWN_TIMEOUT`] for its
+    /// `stop` (Apache's `Worker.CONNECTOR_GRACEFUL_SHUTDOWN_TIMEOUT_MS`); one that takes longer
+    /// is abandoned with a line naming it.
     pub async fn stop_connector(&mut self, name: &str) {
         if let Some(handle) = self.connectors.remove(name) {
-            handle.stop().await;
+            if tokio::time::timeout(CONNECTOR_GRACEFUL_SHUTDOWN_TIMEOUT, handle.stop())
+                .await
+                .is_err()
+            {
+                tracing::error!(
+                    connector = %name,
+                    "Graceful stop of connector {name} failed: it did not stop within {} ms and is abandoned",
+                    CONNECTOR_GRACEFUL_SHUTDOWN_TIMEOUT.as_millis()
+                );
+            }
             self.status
                 .on_connector_state(name, ConnectorState::Unassigned, None);
         }
@@ -493,7 +552,11 @@ impl Worker {
         self.status.set_task_version(id, Some(instance.version()));
         let cancel = CancellationToken::new();
         let (paused_tx, paused_rx) = watch::channel(target != TargetState::Started);
-        let status: Arc<dyn TaskStatusListener> = self.status.clone();
+        let abandoned = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let status: Arc<dyn TaskStatusListener> = Arc::new(AbandonableStatus {
+            inner: self.status.clone(),
+            abandoned: abandoned.clone(),
+        });
         // Everything the task and its runner log carries these fields.
         let span = tracing::info_span!(
             "task",
@@ -501,6 +564,7 @@ impl Worker {
             task = id.task,
             worker_id = %self.status.worker_id()
         );
+        let supervisor_status = status.clone();
         let done = match instance {
             TaskInstance::Source(task) if self.exactly_once.is_some() => {
                 let cc = SourceConnectorConfig::parse(connector_config)?;
@@ -535,7 +599,7 @@ impl Worker {
                 tokio::spawn(
                     supervise(
                         id.clone(),
-                        self.status.clone(),
+                        supervisor_status,
                         run_exactly_once_source_task(run, task),
                     )
                     .instrument(span),
@@ -569,7 +633,7 @@ impl Worker {
                 };
                 let task = Box::new(PanicSafeSourceTask(task));
                 tokio::spawn(
-                    supervise(id.clone(), self.status.clone(), run_source_task(run, task))
+                    supervise(id.clone(), supervisor_status, run_source_task(run, task))
                         .instrument(span),
                 )
             }
@@ -617,7 +681,7 @@ impl Worker {
                 };
                 let rt = tokio::runtime::Handle::current();
                 let task = Box::new(PanicSafeSinkTask(task));
-                let (id, status) = (id.clone(), self.status.clone());
+                let (id, status) = (id.clone(), supervisor_status);
                 tokio::task::spawn_blocking(move || {
                     let _span = span.enter();
                     supervise_blocking(id, status, || run_sink_task(run, task, rt))
@@ -626,6 +690,7 @@ impl Worker {
         };
         Ok(RunningTask {
             cancel,
+            abandoned,
             paused: paused_tx,
             done,
         })
@@ -683,17 +748,34 @@ impl Worker {
     }
 
     /// Stops tasks and waits until each has stopped (offsets committed, status written).
+    /// Stops tasks: all are told to stop at once, then awaited together for at most
+    /// `task.shutdown.graceful.timeout.ms` (Apache's `Worker.stopAndAwaitTasks`). A task still
+    /// running then is abandoned: its runner is dropped where it can be (source tasks: the
+    /// producer goes with it, an open transaction is aborted by the broker or fenced by the
+    /// next generation), it is reported UNASSIGNED, and a line names it.
     pub async fn stop_tasks(&mut self, ids: &[ConnectorTaskId]) {
         let mut stopping = Vec::new();
         for id in ids {
             if let Some(t) = self.tasks.remove(id) {
                 t.cancel.cancel();
-                stopping.push((id.clone(), t.done));
+                stopping.push((id.clone(), t.done, t.abandoned));
             }
         }
-        for (id, done) in stopping {
-            if let Err(e) = done.await {
-                tracing::warn!(task = %id, error = %e, "task ended abnormally");
+        let deadline = tokio::time::Instant::now() + self.config.task_shutdown_graceful_timeout;
+        for (id, mut done, abandoned) in stopping {
+            match tokio::time::timeout_at(deadline, &mut done).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::warn!(task = %id, error = %e, "task ended abnormally"),
+                Err(_) => {
+                    tracing::error!(
+                        task = %id,
+                        timeout_ms = self.config.task_shutdown_graceful_timeout.as_millis() as u64,
+                        "Graceful stop of task {id} failed: it did not stop within task.shutdown.graceful.timeout.ms and is abandoned"
+                    );
+                    abandoned.store(true, Ordering::SeqCst);
+                    done.abort();
+                    self.status.on_shutdown(&id);
+                }
             }
         }
     }
