@@ -4,7 +4,9 @@
 //! `GET /health` answers 500 `unhealthy` within its 10 s bound (it used to say `healthy`), and
 //! after `task.shutdown.graceful.timeout.ms` the task is abandoned with a line naming it and the
 //! worker is healthy again (it used to wait forever). SIGTERM ends a worker in that state within
-//! the graceful timeout, after leaving the group.
+//! the graceful timeout. On the way, the sink's consumer lag metrics are checked: 0 once the
+//! first rows are committed, 10 while the connector is paused and ten more arrive, 0 again after
+//! it resumes.
 
 use std::time::{Duration, Instant};
 
@@ -33,16 +35,10 @@ async fn stuck_sink(graceful_ms: &str) -> (WorkerProc, Transaction<'static, Post
     .execute(&p)
     .await
     .unwrap();
-    kafka::produce(
-        &topic,
-        (0..10i64).map(|i| (Some(i.to_string()), Some(json!({"v": i}).to_string()))),
-    )
-    .await;
-    let mut lock = p.begin().await.unwrap();
-    sqlx::query(&format!("LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE"))
-        .execute(&mut *lock)
-        .await
-        .unwrap();
+    let records = |from: i64| {
+        (from..from + 10).map(|i| (Some(i.to_string()), Some(json!({"v": i}).to_string())))
+    };
+    kafka::produce(&topic, records(0)).await;
     create_connector(
         &w,
         "stuck",
@@ -53,15 +49,63 @@ async fn stuck_sink(graceful_ms: &str) -> (WorkerProc, Transaction<'static, Post
         }),
     )
     .await;
-    // Read but never put: the task is inside `put`, waiting for the lock.
-    let read = r#"kafka_connect_sink_task_sink_record_read_total{connector="stuck",task="0"} 10"#;
-    eventually(WAIT, "the sink task inside put", || async {
-        let text = reqwest::get(w.url("/metrics"))
+    // The first ten rows are written and their offsets committed: no lag.
+    let lag = format!(
+        r#"kafka_connect_sink_task_record_lag{{connector="stuck",task="0",topic="{topic}",partition="0"}}"#
+    );
+    let scrape = || async {
+        reqwest::get(w.url("/metrics"))
             .await
             .ok()?
             .text()
             .await
-            .ok()?;
+            .ok()
+    };
+    eventually(WAIT, "ten rows, committed", || async {
+        let text = scrape().await?;
+        text.contains(&format!("{lag} 0")).then_some(())
+    })
+    .await;
+    let rows: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM {table}"))
+        .fetch_one(&p)
+        .await
+        .unwrap();
+    assert_eq!(rows, 10);
+    // Paused, the task falls behind by the ten records that arrive meanwhile.
+    let (code, _) = w.send("PUT", "/connectors/stuck/pause", None).await;
+    assert_eq!(code, 202);
+    eventually(WAIT, "the task paused", || async {
+        let status = w.get("/connectors/stuck/status").await.ok()?;
+        (status["tasks"][0]["state"] == "PAUSED").then_some(())
+    })
+    .await;
+    kafka::produce(&topic, records(10)).await;
+    eventually(WAIT, "the paused sink ten records behind", || async {
+        let text = scrape().await?;
+        (text.contains(&format!("{lag} 10"))
+            && text.contains(
+                r#"kafka_connect_sink_task_sink_record_lag_max{connector="stuck",task="0"} 10"#,
+            ))
+        .then_some(())
+    })
+    .await;
+    let (code, _) = w.send("PUT", "/connectors/stuck/resume", None).await;
+    assert_eq!(code, 202);
+    eventually(WAIT, "caught up again", || async {
+        let text = scrape().await?;
+        text.contains(&format!("{lag} 0")).then_some(())
+    })
+    .await;
+    // Ten more are read but never put: the task is inside `put`, waiting for the lock.
+    let mut lock = p.begin().await.unwrap();
+    sqlx::query(&format!("LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE"))
+        .execute(&mut *lock)
+        .await
+        .unwrap();
+    kafka::produce(&topic, records(20)).await;
+    let read = r#"kafka_connect_sink_task_sink_record_read_total{connector="stuck",task="0"} 30"#;
+    eventually(WAIT, "the sink task inside put", || async {
+        let text = scrape().await?;
         text.contains(read).then_some(())
     })
     .await;

@@ -101,6 +101,8 @@ struct States {
     tasks: BTreeMap<ConnectorTaskId, &'static str>,
     /// Time in each state of the tasks on this worker, for the running and pause ratios.
     task_times: BTreeMap<ConnectorTaskId, StateTimes>,
+    /// The per-partition lag series of each task, removed with the task.
+    lag_series: BTreeMap<ConnectorTaskId, Arc<Mutex<Vec<Labels>>>>,
     rebalance: Rebalances,
 }
 
@@ -188,6 +190,9 @@ struct TaskFamilies {
     put_batch_max: Family<Labels, Gauge>,
     commit_completion: Family<Labels, Counter>,
     commit_skip: Family<Labels, Counter>,
+    lag_max: Family<Labels, Gauge>,
+    /// Per partition: `connector`, `task`, `topic`, `partition` labels.
+    record_lag: Family<Labels, Gauge>,
     // task-error-metrics
     record_errors: Family<Labels, Gauge>,
     record_failures: Family<Labels, Gauge>,
@@ -484,6 +489,16 @@ impl Metrics {
                 "offset commits skipped (nothing new, or one still in progress)",
                 t.commit_skip.clone(),
             );
+            s.register(
+                "sink_record_lag_max",
+                "records the task is behind the end of its most lagging partition",
+                t.lag_max.clone(),
+            );
+            s.register(
+                "record_lag",
+                "records between the task's position and the end of the partition (ours)",
+                t.record_lag.clone(),
+            );
         }
         {
             let s = registry.sub_registry_with_prefix("task_error");
@@ -673,6 +688,11 @@ impl Metrics {
             }
             None => {
                 states.task_times.remove(id);
+                if let Some(series) = states.lag_series.remove(id) {
+                    for l in series.lock().expect("metrics lock").drain(..) {
+                        self.task.record_lag.remove(&l);
+                    }
+                }
                 self.running_ratio.remove(&labels);
                 self.pause_ratio.remove(&labels);
                 self.task.remove(&labels);
@@ -705,7 +725,21 @@ impl Metrics {
     pub fn task(&self, id: &ConnectorTaskId) -> TaskMetrics {
         let l = task_labels(id);
         let t = &self.task;
+        let lag_series = self
+            .states
+            .lock()
+            .expect("metrics lock")
+            .lag_series
+            .entry(id.clone())
+            .or_default()
+            .clone();
         TaskMetrics {
+            lag: Arc::new(LagMetrics {
+                max: t.lag_max.get_or_create_owned(&l),
+                family: t.record_lag.clone(),
+                task: l.clone(),
+                series: lag_series,
+            }),
             task: Arc::new(TaskCommon {
                 batch_size_max: t.batch_size_max.get_or_create_owned(&l),
                 batch_size_avg: t.batch_size_avg.get_or_create_owned(&l),
@@ -774,6 +808,7 @@ impl TaskFamilies {
         self.put_batch_max.remove(l);
         self.commit_completion.remove(l);
         self.commit_skip.remove(l);
+        self.lag_max.remove(l);
         self.record_errors.remove(l);
         self.record_failures.remove(l);
         self.records_skipped.remove(l);
@@ -789,6 +824,7 @@ impl TaskFamilies {
 #[derive(Clone, Default)]
 pub struct TaskMetrics {
     task: Arc<TaskCommon>,
+    lag: Arc<LagMetrics>,
     poll_total: Counter,
     write_total: Counter,
     source_active: Gauge,
@@ -802,6 +838,16 @@ pub struct TaskMetrics {
     commit_completion: Counter,
     commit_skip: Counter,
     pub errors: ErrorMetrics,
+}
+
+/// A sink task's consumer lag: the most lagging partition, and each partition (ours).
+#[derive(Default)]
+struct LagMetrics {
+    max: Gauge,
+    family: Family<Labels, Gauge>,
+    task: Labels,
+    /// The partition series this task has, shared with [`States::lag_series`].
+    series: Arc<Mutex<Vec<Labels>>>,
 }
 
 /// `connector-task-metrics` of one task.
@@ -953,6 +999,31 @@ impl TaskMetrics {
 
     pub fn partitions(&self, n: usize) {
         self.partition_count.set(n as i64);
+    }
+
+    /// The lag of each partition the sink task owns now, as `(topic, partition, records)`;
+    /// partitions not listed leave the scrape.
+    pub fn lag(&self, lags: &[(String, i32, i64)]) {
+        let m = &self.lag;
+        let mut series = m.series.lock().expect("metrics lock");
+        let now: Vec<Labels> = lags
+            .iter()
+            .map(|(topic, partition, _)| {
+                let mut l = m.task.clone();
+                l.push(("topic".into(), topic.clone()));
+                l.push(("partition".into(), partition.to_string()));
+                l
+            })
+            .collect();
+        for old in series.iter().filter(|l| !now.contains(l)) {
+            m.family.remove(old);
+        }
+        for (l, (_, _, lag)) in now.iter().zip(lags) {
+            m.family.get_or_create(l).set(*lag);
+        }
+        m.max
+            .set(lags.iter().map(|(_, _, lag)| *lag).max().unwrap_or(0));
+        *series = now;
     }
 }
 

@@ -498,7 +498,12 @@ fn poll_loop(
     let mut next_commit = Instant::now() + run.offset_commit_interval;
     let mut paused = false;
     let mut topics = ActiveTopics::new(run.id.clone(), run.status.clone());
+    let mut next_lag = Instant::now();
     while !run.cancel.is_cancelled() {
+        if Instant::now() >= next_lag {
+            report_lag(shared, consumer);
+            next_lag = Instant::now() + LAG_INTERVAL;
+        }
         if let Some(e) = shared
             .failure
             .lock()
@@ -565,6 +570,48 @@ fn poll_loop(
         }
     }
     Ok(())
+}
+
+/// How often a sink task asks for the end offsets of its partitions, for the lag metrics.
+const LAG_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Sets the lag metrics: for each partition the task owns and has put records of, the end of
+/// the partition (one `ListOffsets` round for all of them; the last stable offset under
+/// `read_committed`) minus the task's position (the offset after the last record handed to
+/// `put`). A failed lookup leaves the previous values.
+fn report_lag(shared: &Shared, consumer: &BaseConsumer<SinkContext>) {
+    let current = shared
+        .current
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    if current.is_empty() {
+        return;
+    }
+    let mut tpl = TopicPartitionList::new();
+    for tp in current.keys() {
+        if tpl
+            .add_partition_offset(&tp.topic, tp.partition, Offset::End)
+            .is_err()
+        {
+            return;
+        }
+    }
+    let Ok(ends) = consumer.offsets_for_times(tpl, Duration::from_secs(2)) else {
+        return;
+    };
+    let lags: Vec<_> = current
+        .iter()
+        .filter_map(
+            |(tp, position)| match ends.find_partition(&tp.topic, tp.partition)?.offset() {
+                Offset::Offset(end) => {
+                    Some((tp.topic.clone(), tp.partition, (end - position).max(0)))
+                }
+                _ => None,
+            },
+        )
+        .collect();
+    shared.metrics.lag(&lags);
 }
 
 /// Polls up to `max.poll.records` records: blocks for the first, then takes what is already there.
