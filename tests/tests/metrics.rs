@@ -304,4 +304,35 @@ async fn metrics_agree_with_the_topics() {
     let text = scrape(&w).await;
     assert_eq!(value(&text, "kafka_connect_worker_task_count"), 1.0);
     assert_eq!(value(&text, "kafka_connect_worker_connector_count"), 1.0);
+
+    // Every metric the Grafana dashboard of deploy/ queries is one the worker exports.
+    let dashboard = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../deploy/grafana/dashboards/connect.json"),
+    )
+    .unwrap();
+    let queried = metric_names(&dashboard);
+    assert!(queried.len() >= 15, "{queried:?}");
+    for name in queried {
+        let family = ["_bucket", "_count", "_sum", "_total"]
+            .iter()
+            .find_map(|s| name.strip_suffix(s))
+            .unwrap_or(&name);
+        assert!(
+            text.contains(&format!("# TYPE {family} ")),
+            "the dashboard queries {name}, which the worker does not export:\n{text}"
+        );
+    }
+}
+
+/// The `kafka_connect_*` names in `text`.
+fn metric_names(text: &str) -> std::collections::BTreeSet<String> {
+    text.match_indices("kafka_connect_")
+        .map(|(i, _)| {
+            text[i..]
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+                .collect()
+        })
+        .collect()
 }
