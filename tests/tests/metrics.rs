@@ -1,7 +1,9 @@
 //! `GET /metrics` against the real broker: what the worker reports agrees with what the topics
 //! hold. An exactly-once verifiable source writes a known number of records (read back with a
 //! `read_committed` reader), a FileStream sink reads a topic with poison records tolerated into
-//! a dead-letter queue (read back too), and a deleted connector's series leave the scrape.
+//! a dead-letter queue (read back too), a new task generation is counted as a fencing round, a
+//! deleted connector's series leave the scrape, and the Grafana dashboard of `deploy/` queries only
+//! series the worker exports.
 
 use std::time::Duration;
 
@@ -293,12 +295,43 @@ async fn metrics_agree_with_the_topics() {
     );
     assert_eq!(value(&text, "kafka_connect_worker_task_count"), 2.0);
 
+    // A new generation of the source's tasks: the leader (this worker) fences the previous one.
+    let (code, body) = w
+        .send(
+            "PUT",
+            "/connectors/m-src/config",
+            Some(json!({
+                "connector.class": VERIFIABLE, "topic": src_topic, "throughput": "2000",
+                "batch.size": "50", "max.records": records.to_string(), "tasks.max": "2",
+            })),
+        )
+        .await;
+    assert_eq!(code, 200, "{body}");
+    eventually(WAIT, "a fencing round counted", || async {
+        let text = scrape(&w).await;
+        (sample(
+            &text,
+            r#"kafka_connect_connector_fencing_rounds_total{connector="m-src"}"#,
+        ) == Some(1.0)
+            && sample(
+                &text,
+                r#"kafka_connect_connector_fenced_tasks_total{connector="m-src"}"#,
+            ) == Some(1.0))
+        .then_some(())
+    })
+    .await;
+
     // A deleted connector's series go with it.
     let (code, _) = w.send("DELETE", "/connectors/m-src", None).await;
     assert_eq!(code, 204);
     eventually(WAIT, "the deleted source's series gone", || async {
         let text = scrape(&w).await;
-        (!text.contains(r#"connector="m-src""#)).then_some(())
+        // The leader's fencing counters are history and stay; nothing else names it.
+        let left = text
+            .lines()
+            .filter(|l| l.contains(r#"connector="m-src""#) && !l.contains("_fenc"))
+            .count();
+        (left == 0).then_some(())
     })
     .await;
     let text = scrape(&w).await;

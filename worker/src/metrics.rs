@@ -86,6 +86,8 @@ pub struct Metrics {
     // connector-metrics, connector-task-metrics
     connector_status: Family<Labels, Gauge>,
     connector_info: Family<Labels, Gauge>,
+    fencing_rounds: Family<Labels, Counter>,
+    fenced_tasks: Family<Labels, Counter>,
     task_status: Family<Labels, Gauge>,
     running_ratio: Family<Labels, Gauge<f64, AtomicU64>>,
     pause_ratio: Family<Labels, Gauge<f64, AtomicU64>>,
@@ -260,6 +262,8 @@ impl Metrics {
             leader: Family::default(),
             connector_status: Family::default(),
             connector_info: Family::default(),
+            fencing_rounds: Family::default(),
+            fenced_tasks: Family::default(),
             task_status: Family::default(),
             running_ratio: Family::default(),
             pause_ratio: Family::default(),
@@ -345,6 +349,16 @@ impl Metrics {
             "info",
             "1, labelled with the connector's class, type and version",
             m.connector_info.clone(),
+        );
+        c.register(
+            "fencing_rounds",
+            "zombie-fencing rounds this worker ran as leader for the connector (ours)",
+            m.fencing_rounds.clone(),
+        );
+        c.register(
+            "fenced_tasks",
+            "transactional ids of earlier task generations fenced by this worker (ours)",
+            m.fenced_tasks.clone(),
         );
         c.register(
             "task_status",
@@ -624,6 +638,13 @@ impl Metrics {
             self.leader.get_or_create(&labels).set(1);
             r.leader = Some(labels);
         }
+    }
+
+    /// The leader fenced `tasks` transactional ids of `connector`'s previous generation.
+    pub fn fencing_round(&self, connector: &str, tasks: usize) {
+        let l = connector_labels(connector);
+        self.fencing_rounds.get_or_create(&l).inc();
+        self.fenced_tasks.get_or_create(&l).inc_by(tasks as u64);
     }
 
     /// The class, type (`source`/`sink`) and version of a connector this worker started.
