@@ -295,6 +295,60 @@ async fn metrics_agree_with_the_topics() {
     );
     assert_eq!(value(&text, "kafka_connect_worker_task_count"), 2.0);
 
+    // A sink that does not tolerate errors fails on a poison record: the state gauges and the
+    // error counters show it.
+    let poison_topic = unique("metrics-poison");
+    create_topics(&[&poison_topic], 1).await;
+    produce(
+        &poison_topic,
+        std::iter::once((None, Some("not json".to_owned()))),
+    )
+    .await;
+    create_connector(
+        &w,
+        "m-fail",
+        json!({
+            "connector.class": FILE_SINK, "topics": poison_topic,
+            "file": spec.dir.join("metrics-fail.txt").display().to_string(), "tasks.max": "1",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.schemas.enable": "false",
+        }),
+    )
+    .await;
+    let f = r#"{connector="m-fail",task="0"}"#;
+    let text = eventually(WAIT, "the failed task in the gauges", || async {
+        let text = scrape(&w).await;
+        (sample(
+            &text,
+            r#"kafka_connect_connector_task_status{connector="m-fail",task="0",status="failed"}"#,
+        ) == Some(1.0))
+        .then_some(text)
+    })
+    .await;
+    assert_eq!(
+        value(
+            &text,
+            &format!("kafka_connect_task_error_total_record_errors{f}")
+        ),
+        1.0
+    );
+    assert_eq!(
+        value(
+            &text,
+            &format!("kafka_connect_task_error_total_records_skipped{f}")
+        ),
+        0.0
+    );
+    assert_eq!(
+        value(
+            &text,
+            r#"kafka_connect_worker_connector_failed_task_count{connector="m-fail"}"#
+        ),
+        1.0
+    );
+    let (code, _) = w.send("DELETE", "/connectors/m-fail", None).await;
+    assert_eq!(code, 204);
+
     // A new generation of the source's tasks: the leader (this worker) fences the previous one.
     let (code, body) = w
         .send(

@@ -181,3 +181,152 @@ async fn sigterm_ends_a_worker_with_a_stuck_task_within_the_graceful_timeout() {
     assert!(took < Duration::from_secs(20), "exited after {took:?}");
     lock.rollback().await.unwrap();
 }
+
+const SOURCE: &str = "connect_connectors::jdbc::PostgresSourceConnector";
+
+/// The ids of the rows in `topic`, read under `read_committed`.
+async fn committed_ids(topic: &str) -> Vec<i64> {
+    let topic = topic.to_owned();
+    tokio::task::spawn_blocking(move || {
+        kafka::read_all(
+            &[&topic],
+            kafka::Isolation::ReadCommitted,
+            Duration::from_secs(5),
+        )
+        .iter()
+        .filter_map(|r| {
+            let v: serde_json::Value = serde_json::from_str(r.value.as_deref()?).ok()?;
+            v["id"].as_i64()
+        })
+        .collect()
+    })
+    .await
+    .unwrap()
+}
+
+/// An exactly-once Postgres source whose poll is held by a table lock: SIGTERM ends its worker
+/// within the graceful timeout plus a margin, the worker leaves the group so the other one takes
+/// the task over at once (well inside the 45 s session timeout), and once the lock goes every row
+/// is in the topic exactly once.
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_during_an_exactly_once_run_with_a_stuck_task_stays_exact() {
+    let spec = ClusterSpec::new("stuck-eos")
+        .set("exactly.once.source.support", "enabled")
+        .set("task.shutdown.graceful.timeout.ms", "4000")
+        .set("session.timeout.ms", "45000")
+        .set("heartbeat.interval.ms", "3000");
+    let mut workers = vec![spec.start_worker().await, spec.start_worker().await];
+    let table = unique_table("stuck_src");
+    let prefix = format!("{}-", unique("stuck-eos"));
+    let topic = format!("{prefix}{table}");
+    kafka::create_topics(&[&topic], 1).await;
+    let p = pool().await;
+    sqlx::query(&format!(
+        "CREATE TABLE {table} (id serial PRIMARY KEY, payload text NOT NULL)"
+    ))
+    .execute(&p)
+    .await
+    .unwrap();
+    let insert = format!(
+        "INSERT INTO {table} (payload) SELECT 'row-' || g FROM generate_series(1, 100) g ORDER BY g"
+    );
+    sqlx::query(&insert).execute(&p).await.unwrap();
+    create_connector(
+        &workers[0],
+        "pg-stuck",
+        json!({
+            "connector.class": SOURCE, "tasks.max": "1", "connection.url": database_url(),
+            "tables": table, "mode": "incrementing", "incrementing.column.name": "id",
+            "topic.prefix": prefix, "poll.interval.ms": "100",
+            "exactly.once.support": "required", "transaction.boundary": "poll",
+        }),
+    )
+    .await;
+    eventually(WAIT, "the first 100 rows committed", || async {
+        (committed_ids(&topic).await.len() == 100).then_some(())
+    })
+    .await;
+    let owner = eventually(WAIT, "the task's owner", || async {
+        let tasks = connect_tests::worker::running_tasks(&workers[0], "pg-stuck", 1).await?;
+        tasks.get(&0).cloned()
+    })
+    .await;
+    let (stuck, other) = if workers[0].worker_id() == owner {
+        (0, 1)
+    } else {
+        (1, 0)
+    };
+
+    // The lock holder inserts 100 more rows in its own transaction; the task's next poll waits
+    // for the lock.
+    let mut lock = p.begin().await.unwrap();
+    sqlx::query(&format!("LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE"))
+        .execute(&mut *lock)
+        .await
+        .unwrap();
+    sqlx::query(&insert).execute(&mut *lock).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+
+    let mut w = workers.remove(stuck);
+    let other = workers.remove(if other > stuck { other - 1 } else { other });
+    let pid = w.pid().expect("running");
+    let log = w.log.clone();
+    let asked = Instant::now();
+    let exited = tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio::task::spawn_blocking(move || w.terminate()),
+    )
+    .await;
+    let took = asked.elapsed();
+    if exited.is_err() {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
+        panic!("the worker did not exit within 30 s of SIGTERM");
+    }
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("Graceful stop of task pg-stuck-0 failed"),
+        "{text}"
+    );
+    assert!(
+        took < Duration::from_secs(4 + 8),
+        "exited {took:?} after SIGTERM"
+    );
+    // The other worker runs the task at once: the stopped worker left the group.
+    let other_id = other.worker_id();
+    eventually(
+        Duration::from_secs(20),
+        "the task on the other worker",
+        || async {
+            let tasks = connect_tests::worker::running_tasks(&other, "pg-stuck", 1).await?;
+            (tasks.get(&0) == Some(&other_id)).then_some(())
+        },
+    )
+    .await;
+    assert!(
+        asked.elapsed() < Duration::from_secs(30),
+        "the task moved {:?} after SIGTERM (session timeout 45 s)",
+        asked.elapsed()
+    );
+
+    lock.commit().await.unwrap();
+    let ids = eventually(
+        Duration::from_secs(90),
+        "all 200 rows committed",
+        || async {
+            let ids = committed_ids(&topic).await;
+            (ids.len() >= 200).then_some(ids)
+        },
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let ids_later = committed_ids(&topic).await;
+    assert_eq!(
+        ids_later.len(),
+        ids.len(),
+        "records after the count settled"
+    );
+    let expected: Vec<i64> = (1..=200).collect();
+    assert_eq!(ids_later, expected, "every row exactly once, in order");
+}

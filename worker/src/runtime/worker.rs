@@ -777,6 +777,8 @@ impl Worker {
                     self.status.on_shutdown(&id);
                 }
             }
+            // A task that had failed reported FAILED and nothing after: its series go now.
+            metrics::global().task_state(&id, None);
         }
     }
 
