@@ -6,11 +6,23 @@ use std::time::Duration;
 
 use connect_tests::kafka::create_topics;
 use connect_tests::unique;
-use connect_tests::worker::{ClusterSpec, create_connector, eventually, run_to_exit};
+use connect_tests::worker::{ClusterSpec, WorkerProc, create_connector, eventually, run_to_exit};
 use serde_json::{Value, json};
 
 const VERIFIABLE: &str = "org.apache.kafka.connect.tools.VerifiableSourceConnector";
 const WAIT: Duration = Duration::from_secs(60);
+
+/// Runs the connector `log-src`, a slow verifiable source, on `w`.
+async fn start_source(w: &WorkerProc, prefix: &str) {
+    let topic = unique(prefix);
+    create_topics(&[&topic], 1).await;
+    create_connector(
+        w,
+        "log-src",
+        json!({"connector.class": VERIFIABLE, "topic": topic, "throughput": "10", "tasks.max": "1"}),
+    )
+    .await;
+}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn json_lines_carry_the_task_fields() {
@@ -18,14 +30,7 @@ async fn json_lines_carry_the_task_fields() {
         .env("CONNECT_LOG_FORMAT", "json")
         .start_worker()
         .await;
-    let topic = unique("log-json");
-    create_topics(&[&topic], 1).await;
-    create_connector(
-        &w,
-        "log-src",
-        json!({"connector.class": VERIFIABLE, "topic": topic, "throughput": "10", "tasks.max": "1"}),
-    )
-    .await;
+    start_source(&w, "log-json").await;
     let worker_id = w.worker_id();
     let line: Value = eventually(WAIT, "the task's 'started' line", || async {
         w.log_text()
@@ -58,14 +63,7 @@ async fn json_lines_carry_the_task_fields() {
 #[tokio::test(flavor = "multi_thread")]
 async fn text_lines_carry_the_task_fields() {
     let w = ClusterSpec::new("log-text").start_worker().await;
-    let topic = unique("log-text");
-    create_topics(&[&topic], 1).await;
-    create_connector(
-        &w,
-        "log-src",
-        json!({"connector.class": VERIFIABLE, "topic": topic, "throughput": "10", "tasks.max": "1"}),
-    )
-    .await;
+    start_source(&w, "log-text").await;
     let prefix = format!(
         "task{{connector=log-src task=0 worker_id={}}}",
         w.worker_id()

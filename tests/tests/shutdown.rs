@@ -113,6 +113,26 @@ async fn stuck_sink(graceful_ms: &str) -> (WorkerProc, Transaction<'static, Post
     (w, lock)
 }
 
+/// SIGTERM, then wait (at most 30 s) for the exit: how long it took and the worker's log.
+async fn terminate(mut w: WorkerProc) -> (Duration, String) {
+    let pid = w.pid().expect("running");
+    let log = w.log.clone();
+    let asked = Instant::now();
+    let exited = tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio::task::spawn_blocking(move || w.terminate()),
+    )
+    .await;
+    let took = asked.elapsed();
+    if exited.is_err() {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
+        panic!("the worker did not exit within 30 s of SIGTERM");
+    }
+    (took, std::fs::read_to_string(&log).unwrap())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_task_that_does_not_stop_makes_the_worker_unhealthy_then_is_abandoned() {
     let (w, lock) = stuck_sink("15000").await;
@@ -157,23 +177,8 @@ async fn a_task_that_does_not_stop_makes_the_worker_unhealthy_then_is_abandoned(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_ends_a_worker_with_a_stuck_task_within_the_graceful_timeout() {
-    let (mut w, lock) = stuck_sink("3000").await;
-    let pid = w.pid().expect("running");
-    let log = w.log.clone();
-    let asked = Instant::now();
-    let exited = tokio::time::timeout(
-        Duration::from_secs(30),
-        tokio::task::spawn_blocking(move || w.terminate()),
-    )
-    .await;
-    let took = asked.elapsed();
-    if exited.is_err() {
-        let _ = std::process::Command::new("kill")
-            .args(["-9", &pid.to_string()])
-            .status();
-        panic!("the worker did not exit within 30 s of SIGTERM");
-    }
-    let text = std::fs::read_to_string(&log).unwrap();
+    let (w, lock) = stuck_sink("3000").await;
+    let (took, text) = terminate(w).await;
     assert!(
         text.contains("Graceful stop of task stuck-0 failed"),
         "{text}"
@@ -267,24 +272,10 @@ async fn sigterm_during_an_exactly_once_run_with_a_stuck_task_stays_exact() {
     sqlx::query(&insert).execute(&mut *lock).await.unwrap();
     tokio::time::sleep(Duration::from_secs(2)).await;
 
-    let mut w = workers.remove(stuck);
+    let w = workers.remove(stuck);
     let other = workers.remove(if other > stuck { other - 1 } else { other });
-    let pid = w.pid().expect("running");
-    let log = w.log.clone();
     let asked = Instant::now();
-    let exited = tokio::time::timeout(
-        Duration::from_secs(30),
-        tokio::task::spawn_blocking(move || w.terminate()),
-    )
-    .await;
-    let took = asked.elapsed();
-    if exited.is_err() {
-        let _ = std::process::Command::new("kill")
-            .args(["-9", &pid.to_string()])
-            .status();
-        panic!("the worker did not exit within 30 s of SIGTERM");
-    }
-    let text = std::fs::read_to_string(&log).unwrap();
+    let (took, text) = terminate(w).await;
     assert!(
         text.contains("Graceful stop of task pg-stuck-0 failed"),
         "{text}"
