@@ -400,16 +400,34 @@ async fn metrics_agree_with_the_topics() {
     .unwrap();
     let queried = metric_names(&dashboard);
     assert!(queried.len() >= 15, "{queried:?}");
-    for name in queried {
-        let family = ["_bucket", "_count", "_sum", "_total"]
+    // A family appears once it has a series (the sink's lag after its first 5 s round).
+    let missing = |text: &str| -> Vec<String> {
+        queried
             .iter()
-            .find_map(|s| name.strip_suffix(s))
-            .unwrap_or(&name);
-        assert!(
-            text.contains(&format!("# TYPE {family} ")),
-            "the dashboard queries {name}, which the worker does not export:\n{text}"
-        );
+            .filter(|name| {
+                // A sample name is its family's, or the family's plus a histogram or counter
+                // suffix.
+                let families = ["", "_bucket", "_count", "_sum", "_total"]
+                    .iter()
+                    .filter_map(|s| name.strip_suffix(s));
+                !families
+                    .into_iter()
+                    .any(|f| text.contains(&format!("# TYPE {f} ")))
+            })
+            .cloned()
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let mut text = text;
+    while !missing(&text).is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        text = scrape(&w).await;
     }
+    assert_eq!(
+        missing(&text),
+        Vec::<String>::new(),
+        "the dashboard queries these, which the worker does not export:\n{text}"
+    );
 }
 
 /// The `kafka_connect_*` names in `text`.
