@@ -291,7 +291,7 @@ impl WorkerProc {
         Some(line.contains("is_leader=true"))
     }
 
-    fn pid(&self) -> Option<i32> {
+    pub fn pid(&self) -> Option<i32> {
         self.child.as_ref().map(|c| c.id() as i32)
     }
 

@@ -10,6 +10,7 @@
 //! - [`rest`]: the REST API (axum), one module per resource: parse, ask the herder, answer
 //! - [`peer`]: the HTTP client between workers (forwarding, signed internal requests)
 //! - [`logging`]: log levels changed at run time
+//! - [`metrics`]: the Prometheus metrics (`GET /metrics`), Connect's metric groups and names
 //! - [`security`]: TLS and SASL settings of the Kafka connections, as plain values
 //! - [`verify`]: `connect-worker verify`, the exactly-once checker for the verifiable source
 //! - [`version`]: what `GET /` reports
@@ -21,13 +22,14 @@
 //!
 //! Module order, each importing only those after it: `main` -> [`app`] -> [`rest`] ->
 //! [`herder`] -> [`runtime`], [`peer`] -> [`storage`], [`cluster`], [`config`] -> [`task_id`],
-//! [`logging`], [`security`] -> `connect-api`.
+//! [`logging`], [`metrics`], [`security`] -> `connect-api`.
 
 pub mod app;
 pub mod cluster;
 pub mod config;
 pub mod herder;
 pub mod logging;
+pub mod metrics;
 pub mod peer;
 pub mod rest;
 pub mod runtime;

@@ -76,18 +76,41 @@ fn run_verify(
     Ok(exact)
 }
 
+/// The log format: `text` (default) or `json`.
+const LOG_FORMAT_ENV: &str = "CONNECT_LOG_FORMAT";
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     // The filter is reloadable so `PUT /admin/loggers/{name}` changes levels at run time.
     let base_filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "info,rdkafka=warn".into());
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_new(&base_filter)
-                .unwrap_or_else(|_| "info,rdkafka=warn".into()),
-        )
-        .with_filter_reloading();
-    let log_levels = LogLevels::new(builder.reload_handle(), &base_filter);
-    builder.init();
+    let filter = tracing_subscriber::EnvFilter::try_new(&base_filter)
+        .unwrap_or_else(|_| "info,rdkafka=warn".into());
+    // `CONNECT_LOG_FORMAT=json`: one JSON object per line, with the span fields (`connector`,
+    // `task`, `worker_id`) of the line's task or connector.
+    let log_levels = match std::env::var(LOG_FORMAT_ENV).as_deref() {
+        Err(_) | Ok("" | "text") => {
+            let builder = tracing_subscriber::fmt()
+                .with_env_filter(filter)
+                .with_filter_reloading();
+            let levels = LogLevels::new(builder.reload_handle(), &base_filter);
+            builder.init();
+            levels
+        }
+        Ok("json") => {
+            let builder = tracing_subscriber::fmt()
+                .json()
+                .with_current_span(true)
+                .with_span_list(false)
+                .with_env_filter(filter)
+                .with_filter_reloading();
+            let levels = LogLevels::new(builder.reload_handle(), &base_filter);
+            builder.init();
+            levels
+        }
+        Ok(other) => {
+            anyhow::bail!("{LOG_FORMAT_ENV}={other} is not a log format: use text or json");
+        }
+    };
     let cli = Cli::parse();
     if let Some(Command::Verify {
         bootstrap_servers,

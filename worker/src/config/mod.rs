@@ -98,7 +98,6 @@ const IGNORED_KEYS: &[&str] = &[
     "socket.connection.setup.timeout.ms",
     "socket.connection.setup.timeout.max.ms",
     "status.storage.partitions.enable",
-    "task.shutdown.graceful.timeout.ms",
     "offset.flush.timeout.ms",
 ];
 
@@ -253,6 +252,9 @@ pub struct WorkerConfig {
     pub scheduled_rebalance_max_delay: Duration,
     pub worker_sync_timeout: Duration,
     pub worker_unsync_backoff: Duration,
+    /// `task.shutdown.graceful.timeout.ms`: how long stopping tasks may take, together, before
+    /// the ones still running are abandoned.
+    pub task_shutdown_graceful_timeout: Duration,
     pub exactly_once_source_support: ExactlyOnceSourceSupport,
     pub inter_worker_key_ttl: Duration,
     pub request_timeout: Duration,
@@ -422,6 +424,8 @@ impl WorkerConfig {
                     .millis(SCHEDULED_REBALANCE_MAX_DELAY_MS, 300_000)?,
                 worker_sync_timeout: p.millis(WORKER_SYNC_TIMEOUT_MS, 3_000)?,
                 worker_unsync_backoff: p.millis(WORKER_UNSYNC_BACKOFF_MS, 300_000)?,
+                task_shutdown_graceful_timeout: p
+                    .millis(TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS, 5_000)?,
                 exactly_once_source_support: match p
                     .string(EXACTLY_ONCE_SOURCE_SUPPORT, "disabled")
                     .to_ascii_lowercase()
@@ -526,6 +530,7 @@ const KNOWN_KEYS: &[&str] = &[
     SCHEDULED_REBALANCE_MAX_DELAY_MS,
     WORKER_SYNC_TIMEOUT_MS,
     WORKER_UNSYNC_BACKOFF_MS,
+    TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS,
     EXACTLY_ONCE_SOURCE_SUPPORT,
     INTER_WORKER_KEY_GENERATION_ALGORITHM,
     INTER_WORKER_KEY_SIZE,

@@ -82,6 +82,7 @@ pub async fn fence_zombies(
         Some(previous) => {
             let ids = ids_to_fence(&config.group_id, connector, previous)?;
             tracing::info!(connector, transactional_ids = ?ids, "fencing zombie tasks of the previous generation");
+            crate::metrics::global().fencing_round(connector, ids.len());
             let client = config
                 .kafka_client(ClientScope::Worker(ClientKind::Admin))
                 .map_err(|e| e.to_string())?;

@@ -22,6 +22,8 @@ use crate::storage::{
 pub(super) enum HerderCommand {
     /// Restart one task if it runs on this worker.
     RestartTask(ConnectorTaskId),
+    /// Answered by the herder loop between two of its steps: `GET /health` asks it.
+    Ping(oneshot::Sender<()>),
 }
 
 /// One queued request: runs to completion before the next one starts.
@@ -110,6 +112,17 @@ impl HerderHandle {
         });
         self.requests.send(job).map_err(|_| HerderError::Stopped)?;
         rx.await.map_err(|_| HerderError::Stopped)?
+    }
+
+    /// Whether the herder loop answers within `timeout` (Apache's `Herder.healthCheck`): a
+    /// loop stuck in one step (a task that does not stop, a store that does not answer) does
+    /// not.
+    pub async fn ping(&self, timeout: std::time::Duration) -> bool {
+        let (tx, rx) = oneshot::channel();
+        if self.commands.send(HerderCommand::Ping(tx)).is_err() {
+            return false;
+        }
+        matches!(tokio::time::timeout(timeout, rx).await, Ok(Ok(())))
     }
 
     pub fn config(&self) -> &Arc<WorkerConfig> {

@@ -64,6 +64,7 @@ use crate::cluster::{
     self, ClusterConfigSnapshot, ConnectProtocolVersion, GroupEvent, GroupHandle,
 };
 use crate::config::{ExactlyOnceSourceSupport, WorkerConfig};
+use crate::metrics;
 use crate::runtime::TaskStatusListener;
 use crate::runtime::connector::ConnectorRequest;
 use crate::runtime::worker::Worker;
@@ -252,6 +253,9 @@ impl Herder {
                 cmd = self.commands.recv() => {
                     match cmd {
                         Some(HerderCommand::RestartTask(id)) => self.restart_task(&id).await,
+                        Some(HerderCommand::Ping(answer)) => {
+                            let _ = answer.send(());
+                        }
                         None => {}
                     }
                 }
@@ -271,6 +275,7 @@ impl Herder {
         match ev {
             GroupEvent::RebalanceStarted => {
                 tracing::info!("rebalance started");
+                metrics::global().rebalance_started();
                 self.handle.stage.begin(stage::STAGE_JOINING_GROUP);
                 self.handle.view.write().await.rebalancing = true;
                 self.assigned = false;
@@ -283,6 +288,7 @@ impl Herder {
             }
             GroupEvent::MembershipLost => {
                 tracing::warn!("lost group membership; stopping all connectors and tasks");
+                metrics::global().rebalance_started();
                 self.handle.stage.begin(stage::STAGE_JOINING_GROUP);
                 self.owned_connectors.clear();
                 self.owned_tasks.clear();
@@ -364,6 +370,7 @@ impl Herder {
                     self.work_changed_at = None;
                 }
                 self.handle.view.write().await.rebalancing = false;
+                metrics::global().rebalance_completed(generation, &leader_url);
                 self.handle.stage.complete();
                 if assignment.has_revocations() {
                     self.member.request_rejoin();

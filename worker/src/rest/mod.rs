@@ -17,6 +17,7 @@ mod error;
 mod forward;
 mod internal;
 mod loggers;
+mod metrics;
 mod offsets;
 mod plugins;
 mod root;
@@ -96,6 +97,7 @@ impl RestState {
 pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/"),
     ("GET", "/health"),
+    ("GET", "/metrics"),
     ("GET", "/connectors"),
     ("POST", "/connectors"),
     ("GET", "/connectors/{connector}"),
@@ -263,6 +265,7 @@ pub fn router_for(state: RestState, surface: Surface) -> Router {
         app = app.merge(loggers::routes());
     }
     let app = app
+        .merge(metrics::routes())
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .with_state(state);

@@ -26,6 +26,9 @@ pub(super) fn routes() -> Router<RestState> {
         .route("/health", get(health))
 }
 
+/// How long `GET /health` waits for the herder loop (Apache's `DEFAULT_HEALTH_CHECK_TIMEOUT_MS`).
+const HEALTH_CHECK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Connect's `WorkerStatus` body with `status`.
 pub(super) fn worker_status(status: StatusCode, s: &str, message: &str) -> Response {
     (status, Json(json!({"status": s, "message": message}))).into_response()
@@ -63,6 +66,19 @@ async fn health(State(state): State<RestState>) -> Response {
     };
     if !started {
         return starting(Some(h.stage()));
+    }
+    // The herder loop must answer too: a worker whose loop is stuck serves reads but applies
+    // no change.
+    if !h.ping(HEALTH_CHECK_TIMEOUT).await {
+        return worker_status(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "unhealthy",
+            &format!(
+                "Worker was unable to handle this request and may be unable to handle other requests. The herder did not answer within {} ms. {}",
+                HEALTH_CHECK_TIMEOUT.as_millis(),
+                h.stage().summarize()
+            ),
+        );
     }
     worker_status(
         StatusCode::OK,

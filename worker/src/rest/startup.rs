@@ -63,7 +63,7 @@ pub(super) fn app(s: Starting<'_>) -> Router {
         kafka_cluster_id: s.kafka_cluster_id,
         stage: s.stage,
     };
-    let mut early = Router::new();
+    let mut early = super::metrics::routes();
     if s.surface != Surface::AdminOnly {
         early = early
             .route("/", get(early_root))
@@ -83,9 +83,9 @@ async fn dispatch(State(d): State<Dispatch>, req: Request) -> Response {
     let mut ready = d.ready.clone();
     let mut app = ready.borrow_and_update().clone();
     if app.is_none() {
-        let probe = d.serves_root
-            && (req.method() == Method::GET || req.method() == Method::HEAD)
-            && matches!(req.uri().path(), "/" | "/health");
+        let path = req.uri().path();
+        let probe = (req.method() == Method::GET || req.method() == Method::HEAD)
+            && ((d.serves_root && matches!(path, "/" | "/health")) || path == "/metrics");
         if !probe {
             app = match tokio::time::timeout(d.timeout, ready.wait_for(Option::is_some)).await {
                 Ok(Ok(r)) => r.clone(),

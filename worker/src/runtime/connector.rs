@@ -118,7 +118,9 @@ impl Instance {
 
 impl ConnectorHandle {
     /// Starts the connector in the background with its target state.
+    /// Runs the connector inside `span` (its fields go on every line it logs).
     pub fn spawn(
+        span: tracing::Span,
         name: String,
         config: ConfigMap,
         instance: ConnectorInstance,
@@ -132,7 +134,10 @@ impl ConnectorHandle {
             ConnectorInstance::Source(c) => Instance::Source(c),
             ConnectorInstance::Sink(c) => Instance::Sink(c),
         };
-        tokio::spawn(run(name, config, instance, status, requests, rx, target_rx));
+        tokio::spawn(tracing::Instrument::instrument(
+            run(name, config, instance, status, requests, rx, target_rx),
+            span,
+        ));
         ConnectorHandle { commands, target }
     }
 
@@ -372,6 +377,7 @@ mod tests {
         let (requests, _rx) = mpsc::unbounded_channel();
         let config = ConfigMap::from([("panic".to_owned(), panic.to_owned())]);
         let handle = ConnectorHandle::spawn(
+            tracing::Span::none(),
             "c".into(),
             config,
             ConnectorInstance::Source(Box::new(Panicky::default())),

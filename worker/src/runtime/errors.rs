@@ -43,6 +43,7 @@ use rdkafka::types::RDKafkaErrorCode;
 
 use super::ConnectorTaskId;
 use super::convert::RecordConverters;
+use crate::metrics::ErrorMetrics;
 
 /// Connect's error context header names (`DeadLetterQueueReporter`).
 pub const HEADER_PREFIX: &str = "__connect.errors.";
@@ -252,6 +253,7 @@ pub struct ErrorHandler {
     log_include_messages: bool,
     classes: StageClasses,
     dlq: Option<DeadLetterQueue>,
+    metrics: ErrorMetrics,
 }
 
 impl ErrorHandler {
@@ -262,12 +264,13 @@ impl ErrorHandler {
         dlq: Option<DeadLetterQueue>,
     ) -> Self {
         Self {
-            id,
             tolerance: config.errors_tolerance,
             log_enable: config.errors_log_enable,
             log_include_messages: config.errors_log_include_messages,
             classes,
             dlq,
+            metrics: crate::metrics::global().task(&id).errors,
+            id,
         }
     }
 
@@ -346,14 +349,18 @@ impl ErrorHandler {
                 );
             }
         }
-        if self.tolerance == ToleranceType::None {
+        let tolerated = self.tolerance == ToleranceType::All;
+        self.metrics.failed(self.log_enable, tolerated);
+        if !tolerated {
             return Err(
                 ConnectError::fatal("Tolerance exceeded in error handler").with_source(error)
             );
         }
         if let Some(dlq) = &self.dlq {
             let context = self.context(record, stage, class, &error);
-            dlq.send(record, &context).await?;
+            let sent = dlq.send(record, &context).await;
+            self.metrics.dead_letter(sent.is_ok());
+            sent?;
         } else if !self.log_enable {
             // Not silent even when the operator asked for no error log: one line names it.
             tracing::warn!(

@@ -54,6 +54,7 @@ use super::topics::ActiveTopics;
 use super::{
     BackendOffsetReader, ConnectorTaskId, SourceOffsetBackend, TaskStatusListener, TokioTimer,
 };
+use crate::metrics::{self, TaskMetrics};
 use crate::storage::ConnectorOffsetBackingStore;
 use crate::storage::offsets::offset_records;
 
@@ -217,6 +218,7 @@ struct Runner {
     /// Latest offset per source partition staged for the next commit.
     staged: BTreeMap<String, (SourcePartition, Option<SourceOffset>)>,
     topics: ActiveTopics,
+    metrics: TaskMetrics,
 }
 
 /// Runs an exactly-once source task until cancelled or failed; always ends with the task
@@ -245,6 +247,7 @@ pub async fn run_exactly_once_source_task(
                 in_transaction: VecDeque::new(),
                 staged: BTreeMap::new(),
                 topics: ActiveTopics::new(id.clone(), status.clone()),
+                metrics: metrics::global().task(&id),
             };
             let outcome = runner.execute().await;
             // Failed, or stopped between two of the connector's boundaries: abort what is
@@ -368,9 +371,14 @@ impl Runner {
                 self.run.status.on_running(&self.run.id);
                 continue;
             }
+            let polled_at = std::time::Instant::now();
             let batch = match self.task.poll().await {
                 Ok(b) => {
                     backoff = Duration::from_millis(100);
+                    if !b.is_empty() {
+                        self.metrics.polled(b.len(), polled_at.elapsed());
+                        self.metrics.batch(b.len());
+                    }
                     b
                 }
                 Err(e) if e.is_retriable() => {
@@ -449,6 +457,7 @@ impl Runner {
                 &self.run.connector_config.common,
                 &self.run.id,
                 &record,
+                &self.metrics.errors,
             )?;
             let delivery = match converted {
                 None => None,
@@ -543,12 +552,17 @@ impl Runner {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
         let p = self.producer.clone();
-        tokio::task::spawn_blocking(move || p.commit_transaction(TRANSACTION_TIMEOUT))
-            .await
-            .map_err(|e| ConnectError::fatal(e.to_string()))?
-            .map_err(|e| fail(&self.run.id, "Failed to flush offsets and/or records", e))?;
+        let committed =
+            tokio::task::spawn_blocking(move || p.commit_transaction(TRANSACTION_TIMEOUT))
+                .await
+                .map_err(|e| ConnectError::fatal(e.to_string()))?;
+        self.metrics
+            .offset_commit(committed.is_ok(), started.elapsed());
+        committed.map_err(|e| fail(&self.run.id, "Failed to flush offsets and/or records", e))?;
         self.transaction_open = false;
         let took = started.elapsed();
+        self.metrics
+            .transaction_committed(self.in_transaction.len(), took);
         self.stats.committed += 1;
         self.stats.records += self.in_transaction.len() as u64;
         self.stats.commit_time += took;
@@ -567,6 +581,7 @@ impl Runner {
             if metadata.is_some() {
                 self.topics.record(&sent.record.topic);
             }
+            self.metrics.source_done(1, usize::from(metadata.is_some()));
             self.task.commit_record(&sent.record, metadata.as_ref())?;
         }
         self.task.commit().await?;
@@ -597,6 +612,8 @@ impl Runner {
             Ok(()) => {
                 self.transaction_open = false;
                 self.stats.aborted += 1;
+                self.metrics.transaction_aborted();
+                self.metrics.source_done(records, 0);
                 self.in_transaction.clear();
                 self.staged.clear();
                 let why = if outcome.is_err() {
@@ -626,6 +643,8 @@ impl Runner {
             .map_err(|e| fail(&self.run.id, "failed to abort the transaction", e))?;
         self.transaction_open = false;
         self.stats.aborted += 1;
+        self.metrics.transaction_aborted();
+        self.metrics.source_done(self.in_transaction.len(), 0);
         tracing::info!(task = %self.run.id, records = self.in_transaction.len(), "aborted transaction at the connector's request");
         self.in_transaction.clear();
         self.commit().await

@@ -59,6 +59,7 @@ use super::topics::ActiveTopics;
 use super::{ConnectorTaskId, TaskStatusListener, TokioTimer};
 use crate::config::clients::ClientKind;
 use crate::config::{ClientScope, WorkerConfig};
+use crate::metrics::{self, TaskMetrics};
 
 /// Records handed to one `put` at most.
 /// The largest batch per `put` unless `max.poll.records` says otherwise (Java's default).
@@ -191,6 +192,7 @@ struct Shared {
     /// The first error raised inside a rebalance callback; the loop fails the task with it.
     failure: Mutex<Option<ConnectError>>,
     reporter: Arc<SinkErrantRecordReporter>,
+    metrics: TaskMetrics,
 }
 
 impl Shared {
@@ -221,8 +223,10 @@ impl Shared {
                 .collect()
         };
         if current.is_empty() {
+            self.metrics.commit_skipped();
             return Ok(());
         }
+        let started = std::time::Instant::now();
         let reported = self.with_task(async |t| t.pre_commit(current.clone()).await)?;
         let mut tpl = TopicPartitionList::new();
         for (tp, offset) in &reported {
@@ -232,14 +236,19 @@ impl Shared {
             }
         }
         if tpl.count() == 0 {
+            self.metrics.commit_skipped();
             return Ok(());
         }
-        consumer.commit(&tpl, CommitMode::Sync).map_err(|e| {
+        let committed = consumer.commit(&tpl, CommitMode::Sync);
+        self.metrics
+            .offset_commit(committed.is_ok(), started.elapsed());
+        committed.map_err(|e| {
             ConnectError::retriable(format!(
                 "failed to commit offsets for task {}: {e}",
                 self.id
             ))
         })?;
+        self.metrics.committed();
         tracing::debug!(task = %self.id, partitions = tpl.count(), "committed sink offsets");
         Ok(())
     }
@@ -326,6 +335,7 @@ impl SinkContext {
         let mut c = s.control.lock();
         c.epoch += 1;
         c.assignment.retain(|tp| !revoked.contains(tp));
+        s.metrics.partitions(c.assignment.len());
         c.assigned_at.retain(|tp, _| !revoked.contains(tp));
         c.rewinds.retain(|(tp, _)| !revoked.contains(tp));
     }
@@ -345,6 +355,7 @@ impl SinkContext {
             let epoch = c.epoch;
             for tp in &assigned {
                 c.assignment.insert(tp.clone());
+                s.metrics.partitions(c.assignment.len());
                 c.assigned_at.insert(tp.clone(), epoch);
             }
         }
@@ -391,6 +402,7 @@ pub fn run_sink_task(run: SinkTaskRun, task: Box<dyn SinkTask>, rt: Handle) {
             run.errors.clone(),
             run.converters.clone(),
         )),
+        metrics: metrics::global().task(&id),
     });
     let outcome = execute(&run, &shared);
     if let Err(e) = shared.with_task(async |t| t.stop().await) {
@@ -486,7 +498,12 @@ fn poll_loop(
     let mut next_commit = Instant::now() + run.offset_commit_interval;
     let mut paused = false;
     let mut topics = ActiveTopics::new(run.id.clone(), run.status.clone());
+    let mut next_lag = Instant::now();
     while !run.cancel.is_cancelled() {
+        if Instant::now() >= next_lag {
+            report_lag(shared, consumer);
+            next_lag = Instant::now() + LAG_INTERVAL;
+        }
         if let Some(e) = shared
             .failure
             .lock()
@@ -532,9 +549,13 @@ fn poll_loop(
         if next.is_empty() {
             continue;
         }
+        shared.metrics.read(raws.len());
         if !batch.is_empty() {
             shared.reporter.set_batch(raws);
+            let (records, started) = (batch.len(), std::time::Instant::now());
             put_with_retries(run, shared, batch)?;
+            shared.metrics.put(records, started.elapsed());
+            shared.metrics.batch(records);
         }
         for (tp, _) in &next {
             topics.record(&tp.topic);
@@ -549,6 +570,48 @@ fn poll_loop(
         }
     }
     Ok(())
+}
+
+/// How often a sink task asks for the end offsets of its partitions, for the lag metrics.
+const LAG_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Sets the lag metrics: for each partition the task owns and has put records of, the end of
+/// the partition (one `ListOffsets` round for all of them; the last stable offset under
+/// `read_committed`) minus the task's position (the offset after the last record handed to
+/// `put`). A failed lookup leaves the previous values.
+fn report_lag(shared: &Shared, consumer: &BaseConsumer<SinkContext>) {
+    let current = shared
+        .current
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    if current.is_empty() {
+        return;
+    }
+    let mut tpl = TopicPartitionList::new();
+    for tp in current.keys() {
+        if tpl
+            .add_partition_offset(&tp.topic, tp.partition, Offset::End)
+            .is_err()
+        {
+            return;
+        }
+    }
+    let Ok(ends) = consumer.offsets_for_times(tpl, Duration::from_secs(2)) else {
+        return;
+    };
+    let lags: Vec<_> = current
+        .iter()
+        .filter_map(
+            |(tp, position)| match ends.find_partition(&tp.topic, tp.partition)?.offset() {
+                Offset::Offset(end) => {
+                    Some((tp.topic.clone(), tp.partition, (end - position).max(0)))
+                }
+                _ => None,
+            },
+        )
+        .collect();
+    shared.metrics.lag(&lags);
 }
 
 /// Polls up to `max.poll.records` records: blocks for the first, then takes what is already there.
@@ -753,6 +816,7 @@ fn put_with_retries(
                 if retry_timeout > 0 && elapsed > retry_timeout {
                     return Err(e);
                 }
+                shared.metrics.errors.retry();
                 let wait = shared.control.lock().timeout.take().unwrap_or(backoff);
                 tracing::warn!(task = %run.id, error = %e, wait = ?wait, "retriable put error; redelivering the batch");
                 std::thread::sleep(wait);

@@ -47,6 +47,7 @@ use super::topics::ActiveTopics;
 use super::{
     BackendOffsetReader, ConnectorTaskId, SourceOffsetBackend, TaskStatusListener, TokioTimer,
 };
+use crate::metrics::{self, ErrorMetrics, TaskMetrics};
 
 /// Everything the runner needs besides the task itself.
 pub struct SourceTaskRun {
@@ -87,7 +88,11 @@ pub(crate) fn convert_record(
     config: &ConnectorConfig,
     id: &ConnectorTaskId,
     record: &SourceRecord,
+    errors: &ErrorMetrics,
 ) -> Result<Option<ProducerRecord>, ConnectError> {
+    let tolerated = config.errors_tolerance == ToleranceType::All;
+    // task-error-metrics of one failed record.
+    let count_error = || errors.failed(config.errors_log_enable, tolerated);
     let transformed;
     let record = if transforms.is_empty() {
         record
@@ -99,6 +104,7 @@ pub(crate) fn convert_record(
             }
             Ok(None) => return Ok(None),
             Err(TransformError { class, error }) => {
+                count_error();
                 if config.errors_log_enable {
                     if config.errors_log_include_messages {
                         tracing::error!(task = %id, stage = "TRANSFORMATION", class, error = %error, record = ?record, "Error encountered in task {id}. Executing stage 'TRANSFORMATION' with class '{class}'");
@@ -135,9 +141,12 @@ pub(crate) fn convert_record(
             timestamp: record.timestamp,
         })
     })();
+    if converted.is_err() {
+        count_error();
+    }
     match converted {
         Ok(r) => Ok(Some(r)),
-        Err(e) if config.errors_tolerance == ToleranceType::All => {
+        Err(e) if tolerated => {
             if config.errors_log_enable {
                 if config.errors_log_include_messages {
                     tracing::error!(task = %id, error = %e, record = ?record, "tolerated conversion error; record skipped");
@@ -249,6 +258,7 @@ struct Runner {
     /// Latest offset per source partition among records sent since the last offset flush.
     pending_offsets: BTreeMap<String, (SourcePartition, Option<SourceOffset>)>,
     topics: ActiveTopics,
+    metrics: TaskMetrics,
 }
 
 impl Runner {
@@ -264,6 +274,7 @@ impl Runner {
         if metadata.is_some() {
             self.topics.record(&entry.record.topic);
         }
+        self.metrics.source_done(1, usize::from(metadata.is_some()));
         self.task.commit_record(&entry.record, metadata.as_ref())
     }
 
@@ -281,6 +292,7 @@ impl Runner {
             if metadata.is_some() {
                 self.topics.record(&entry.record.topic);
             }
+            self.metrics.source_done(1, usize::from(metadata.is_some()));
             self.task.commit_record(&entry.record, metadata.as_ref())?;
         }
         Ok(())
@@ -298,16 +310,20 @@ impl Runner {
             .into_values()
             .collect();
         let n = offsets.len();
-        self.run
+        let started = std::time::Instant::now();
+        let written = self
+            .run
             .offsets
             .write(&self.run.id.connector, offsets)
-            .await
-            .map_err(|e| {
-                ConnectError::fatal(format!(
-                    "failed to commit offsets for task {}: {e}",
-                    self.run.id
-                ))
-            })?;
+            .await;
+        self.metrics
+            .offset_commit(written.is_ok(), started.elapsed());
+        written.map_err(|e| {
+            ConnectError::fatal(format!(
+                "failed to commit offsets for task {}: {e}",
+                self.run.id
+            ))
+        })?;
         tracing::debug!(task = %self.run.id, partitions = n, "committed source offsets");
         self.task.commit().await
     }
@@ -320,6 +336,7 @@ impl Runner {
                 &self.run.connector_config,
                 &self.run.id,
                 &record,
+                &self.metrics.errors,
             )?;
             if let Some(pr) = &converted {
                 self.run.topic_creation.ensure(&pr.topic).await?;
@@ -363,6 +380,7 @@ pub async fn run_source_task(run: SourceTaskRun, task: Box<dyn SourceTask>) {
         in_flight: VecDeque::new(),
         pending_offsets: BTreeMap::new(),
         topics,
+        metrics: metrics::global().task(&id),
     };
     let outcome = runner.execute().await;
     // Connect calls stop even after a failure, so the task can release its resources.
@@ -410,7 +428,15 @@ impl Runner {
                 self.flush_offsets().await?;
                 next_flush = Instant::now() + interval;
             }
-            match self.task.poll().await {
+            let polled_at = std::time::Instant::now();
+            let polled = self.task.poll().await;
+            if let Ok(batch) = &polled
+                && !batch.is_empty()
+            {
+                self.metrics.polled(batch.len(), polled_at.elapsed());
+                self.metrics.batch(batch.len());
+            }
+            match polled {
                 Ok(batch) if batch.is_empty() => {
                     self.complete_ready().await?;
                     // An idle task: make sure pending offsets still get flushed on time

@@ -17,6 +17,7 @@ use rdkafka::ClientConfig;
 use rdkafka::producer::FutureProducer;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
+use tracing::Instrument;
 
 use super::connector::{ConnectorHandle, ConnectorRequest, ConnectorStatusListener};
 use super::convert::RecordConverters;
@@ -33,6 +34,7 @@ use crate::config::ClientScope;
 use crate::config::WorkerConfig;
 use crate::config::clients::ClientKind;
 use crate::config::providers::ConfigProviders;
+use crate::metrics;
 use crate::storage::log::java_partitioner;
 use crate::storage::offsets::OffsetStoreSettings;
 use crate::storage::topics::TopicSettings;
@@ -40,6 +42,10 @@ use crate::storage::{
     ConnectorOffsetBackingStore, ConnectorState, ConnectorStatus, OffsetBackingStore,
     StatusBackingStore, TargetState, TaskStatus, TopicStatus,
 };
+
+/// How long a connector's `stop` may take (Apache's fixed 5 s).
+pub const CONNECTOR_GRACEFUL_SHUTDOWN_TIMEOUT: std::time::Duration =
+    std::time::Duration::from_secs(5);
 
 /// Writes connector and task states to the status topic, in the order they happen, stamped
 /// with this worker's id, the current group generation and the version of the plugin instance
@@ -125,6 +131,7 @@ impl StatusReporter {
     }
 
     fn task(&self, id: &ConnectorTaskId, state: ConnectorState, trace: Option<String>) {
+        metrics::global().task_state(id, metric_state(state));
         let version = self
             .task_versions
             .lock()
@@ -173,6 +180,7 @@ impl TaskStatusListener for StatusReporter {
 
 impl ConnectorStatusListener for StatusReporter {
     fn on_connector_state(&self, connector: &str, state: ConnectorState, trace: Option<String>) {
+        metrics::global().connector_state(connector, metric_state(state));
         let version = self
             .connector_versions
             .lock()
@@ -190,8 +198,63 @@ impl ConnectorStatusListener for StatusReporter {
     }
 }
 
+/// The `status` label of a state; `None` for work that is not (or no longer) on this worker.
+fn metric_state(state: ConnectorState) -> Option<&'static str> {
+    match state {
+        ConnectorState::Unassigned | ConnectorState::Destroyed => None,
+        ConnectorState::Running => Some("running"),
+        ConnectorState::Paused => Some("paused"),
+        ConnectorState::Stopped => Some("stopped"),
+        ConnectorState::Failed => Some("failed"),
+        ConnectorState::Restarting => Some("restarting"),
+    }
+}
+
+/// A task's status listener that goes quiet once the task is abandoned: a runner that finally
+/// returns after [`Worker::stop_tasks`] gave up on it reports nothing (Apache's cancelled
+/// `WorkerTask`), so it cannot overwrite what the task's next owner reports.
+struct AbandonableStatus {
+    inner: Arc<StatusReporter>,
+    abandoned: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl AbandonableStatus {
+    fn live(&self) -> bool {
+        !self.abandoned.load(Ordering::SeqCst)
+    }
+}
+
+impl TaskStatusListener for AbandonableStatus {
+    fn on_running(&self, id: &ConnectorTaskId) {
+        if self.live() {
+            self.inner.on_running(id);
+        }
+    }
+    fn on_paused(&self, id: &ConnectorTaskId) {
+        if self.live() {
+            self.inner.on_paused(id);
+        }
+    }
+    fn on_failure(&self, id: &ConnectorTaskId, trace: String) {
+        if self.live() {
+            self.inner.on_failure(id, trace);
+        }
+    }
+    fn on_shutdown(&self, id: &ConnectorTaskId) {
+        if self.live() {
+            self.inner.on_shutdown(id);
+        }
+    }
+    fn on_topic_used(&self, id: &ConnectorTaskId, topic: &str) {
+        if self.live() {
+            self.inner.on_topic_used(id, topic);
+        }
+    }
+}
+
 struct RunningTask {
     cancel: CancellationToken,
+    abandoned: Arc<std::sync::atomic::AtomicBool>,
     paused: watch::Sender<bool>,
     done: JoinHandle<()>,
 }
@@ -307,11 +370,13 @@ impl Worker {
     /// (a config written by another implementation or an older version), or invalid
     /// `topic.creation.*` settings of a source connector, is reported FAILED.
     pub fn start_connector(&mut self, name: &str, config: &ConfigMap, target: TargetState) {
+        metrics::global().connector_starting();
         // Config providers' placeholders are resolved here, where the connector runs (Apache's
         // `Worker.startConnector`); the config topic keeps them.
         let resolved = match self.config.config_providers.transform(config) {
             Ok(resolved) => resolved,
             Err(e) => {
+                metrics::global().connector_started(false);
                 let e = ConnectError::config(e.to_string());
                 tracing::error!(connector = %name, error = %e, "failed to resolve the connector config");
                 self.status.on_connector_state(
@@ -342,7 +407,18 @@ impl Worker {
             .set_connector_version(name, instance.as_ref().ok().map(ConnectorInstance::version));
         match instance {
             Ok(instance) => {
+                let kind = match &instance {
+                    ConnectorInstance::Source(_) => "source",
+                    ConnectorInstance::Sink(_) => "sink",
+                };
+                metrics::global().connector_started(true);
+                metrics::global().connector_info(name, &class, kind, &instance.version());
                 let handle = ConnectorHandle::spawn(
+                    tracing::info_span!(
+                        "connector",
+                        connector = %name,
+                        worker_id = %self.status.worker_id()
+                    ),
                     name.to_owned(),
                     config.clone(),
                     instance,
@@ -353,6 +429,7 @@ impl Worker {
                 self.connectors.insert(name.to_owned(), handle);
             }
             Err(e) => {
+                metrics::global().connector_started(false);
                 tracing::error!(connector = %name, error = %e, "failed to create connector");
                 self.status.on_connector_state(
                     name,
@@ -363,9 +440,21 @@ impl Worker {
         }
     }
 
+    /// Stops a connector, waiting at most [`CONNECTOR_GRACEFUL_SHUTDOWN_TIMEOUT`] for its
+    /// `stop` (Apache's `Worker.CONNECTOR_GRACEFUL_SHUTDOWN_TIMEOUT_MS`); one that takes longer
+    /// is abandoned with a line naming it.
     pub async fn stop_connector(&mut self, name: &str) {
         if let Some(handle) = self.connectors.remove(name) {
-            handle.stop().await;
+            if tokio::time::timeout(CONNECTOR_GRACEFUL_SHUTDOWN_TIMEOUT, handle.stop())
+                .await
+                .is_err()
+            {
+                tracing::error!(
+                    connector = %name,
+                    "Graceful stop of connector {name} failed: it did not stop within {} ms and is abandoned",
+                    CONNECTOR_GRACEFUL_SHUTDOWN_TIMEOUT.as_millis()
+                );
+            }
             self.status
                 .on_connector_state(name, ConnectorState::Unassigned, None);
         }
@@ -421,6 +510,7 @@ impl Worker {
         if self.tasks.contains_key(&id) {
             return;
         }
+        metrics::global().task_starting();
         // Set again by build_task once the instance exists.
         self.status.set_task_version(&id, None);
         // Placeholders are resolved where the task runs (Apache's `Worker.startTask`).
@@ -435,6 +525,7 @@ impl Worker {
             }
             Err(e) => Err(ConnectError::config(e.to_string())),
         };
+        metrics::global().task_started(built.is_ok());
         match built {
             Ok(running) => {
                 self.tasks.insert(id, running);
@@ -461,7 +552,19 @@ impl Worker {
         self.status.set_task_version(id, Some(instance.version()));
         let cancel = CancellationToken::new();
         let (paused_tx, paused_rx) = watch::channel(target != TargetState::Started);
-        let status: Arc<dyn TaskStatusListener> = self.status.clone();
+        let abandoned = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let status: Arc<dyn TaskStatusListener> = Arc::new(AbandonableStatus {
+            inner: self.status.clone(),
+            abandoned: abandoned.clone(),
+        });
+        // Everything the task and its runner log carries these fields.
+        let span = tracing::info_span!(
+            "task",
+            connector = %id.connector,
+            task = id.task,
+            worker_id = %self.status.worker_id()
+        );
+        let supervisor_status = status.clone();
         let done = match instance {
             TaskInstance::Source(task) if self.exactly_once.is_some() => {
                 let cc = SourceConnectorConfig::parse(connector_config)?;
@@ -493,11 +596,14 @@ impl Worker {
                     paused: paused_rx,
                 };
                 let task = Box::new(PanicSafeSourceTask(task));
-                tokio::spawn(supervise(
-                    id.clone(),
-                    self.status.clone(),
-                    run_exactly_once_source_task(run, task),
-                ))
+                tokio::spawn(
+                    supervise(
+                        id.clone(),
+                        supervisor_status,
+                        run_exactly_once_source_task(run, task),
+                    )
+                    .instrument(span),
+                )
             }
             TaskInstance::Source(task) => {
                 let cc = SourceConnectorConfig::parse(connector_config)?;
@@ -526,11 +632,10 @@ impl Worker {
                     paused: paused_rx,
                 };
                 let task = Box::new(PanicSafeSourceTask(task));
-                tokio::spawn(supervise(
-                    id.clone(),
-                    self.status.clone(),
-                    run_source_task(run, task),
-                ))
+                tokio::spawn(
+                    supervise(id.clone(), supervisor_status, run_source_task(run, task))
+                        .instrument(span),
+                )
             }
             TaskInstance::Sink(task) => {
                 let cc = SinkConnectorConfig::parse(connector_config)?;
@@ -576,14 +681,16 @@ impl Worker {
                 };
                 let rt = tokio::runtime::Handle::current();
                 let task = Box::new(PanicSafeSinkTask(task));
-                let (id, status) = (id.clone(), self.status.clone());
+                let (id, status) = (id.clone(), supervisor_status);
                 tokio::task::spawn_blocking(move || {
+                    let _span = span.enter();
                     supervise_blocking(id, status, || run_sink_task(run, task, rt))
                 })
             }
         };
         Ok(RunningTask {
             cancel,
+            abandoned,
             paused: paused_tx,
             done,
         })
@@ -641,18 +748,37 @@ impl Worker {
     }
 
     /// Stops tasks and waits until each has stopped (offsets committed, status written).
+    /// Stops tasks: all are told to stop at once, then awaited together for at most
+    /// `task.shutdown.graceful.timeout.ms` (Apache's `Worker.stopAndAwaitTasks`). A task still
+    /// running then is abandoned: its runner is dropped where it can be (source tasks: the
+    /// producer goes with it, an open transaction is aborted by the broker or fenced by the
+    /// next generation), it is reported UNASSIGNED, and a line names it.
     pub async fn stop_tasks(&mut self, ids: &[ConnectorTaskId]) {
         let mut stopping = Vec::new();
         for id in ids {
             if let Some(t) = self.tasks.remove(id) {
                 t.cancel.cancel();
-                stopping.push((id.clone(), t.done));
+                stopping.push((id.clone(), t.done, t.abandoned));
             }
         }
-        for (id, done) in stopping {
-            if let Err(e) = done.await {
-                tracing::warn!(task = %id, error = %e, "task ended abnormally");
+        let deadline = tokio::time::Instant::now() + self.config.task_shutdown_graceful_timeout;
+        for (id, mut done, abandoned) in stopping {
+            match tokio::time::timeout_at(deadline, &mut done).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::warn!(task = %id, error = %e, "task ended abnormally"),
+                Err(_) => {
+                    tracing::error!(
+                        task = %id,
+                        timeout_ms = self.config.task_shutdown_graceful_timeout.as_millis() as u64,
+                        "Graceful stop of task {id} failed: it did not stop within task.shutdown.graceful.timeout.ms and is abandoned"
+                    );
+                    abandoned.store(true, Ordering::SeqCst);
+                    done.abort();
+                    self.status.on_shutdown(&id);
+                }
             }
+            // A task that had failed reported FAILED and nothing after: its series go now.
+            metrics::global().task_state(&id, None);
         }
     }
 
