@@ -168,32 +168,9 @@ impl TransformChain {
         if self.stages.is_empty() {
             return Ok(Some(record));
         }
-        let SourceRecord {
-            source_partition,
-            source_offset,
-            topic,
-            kafka_partition,
-            key_schema,
-            key,
-            value_schema,
-            value,
-            timestamp,
-            headers,
-        } = record;
-        let r = Record {
-            topic,
-            kafka_partition,
-            key_schema,
-            key,
-            value_schema,
-            value,
-            timestamp,
-            headers,
-            kafka_offset: None,
-        };
-        Ok(self.apply(r)?.map(|r| SourceRecord {
-            source_partition,
-            source_offset,
+        Ok(self.apply_source_data(&record)?.map(|r| SourceRecord {
+            source_partition: record.source_partition,
+            source_offset: record.source_offset,
             topic: r.topic,
             kafka_partition: r.kafka_partition,
             key_schema: r.key_schema,
@@ -203,6 +180,26 @@ impl TransformChain {
             timestamp: r.timestamp,
             headers: r.headers,
         }))
+    }
+
+    /// [`TransformChain::apply`] on the data of a source record, which the caller keeps (the
+    /// runtime needs the original for its offsets and `commitRecord`); the source partition and
+    /// offset are not copied.
+    pub fn apply_source_data(
+        &self,
+        record: &SourceRecord,
+    ) -> std::result::Result<Option<Record>, TransformError> {
+        self.apply(Record {
+            topic: record.topic.clone(),
+            kafka_partition: record.kafka_partition,
+            key_schema: record.key_schema.clone(),
+            key: record.key.clone(),
+            value_schema: record.value_schema.clone(),
+            value: record.value.clone(),
+            timestamp: record.timestamp,
+            headers: record.headers.clone(),
+            kafka_offset: None,
+        })
     }
 
     /// [`TransformChain::apply`] on a sink record (offset, timestamp type and the original

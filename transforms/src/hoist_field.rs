@@ -55,7 +55,7 @@ impl Transformation for HoistField {
                         .field(self.field.clone(), schema.clone())
                         .build())
                 })?;
-                let s = build_struct(&updated, [(self.field.clone(), value)])?;
+                let s = build_struct(&updated, [(self.field.as_str(), value)])?;
                 Ok(Some(self.side.set(record, Some(updated), Value::Struct(s))))
             }
         }

@@ -157,22 +157,22 @@ impl InsertField {
     }
 
     /// The (name, value) pairs to insert, in Apache's order.
-    fn insertions(&self, record: &Record) -> Result<Vec<(String, Value)>> {
+    fn insertions(&self, record: &Record) -> Result<Vec<(&str, Value)>> {
         let mut out = Vec::new();
         if let Some(s) = &self.topic {
-            out.push((s.name.clone(), Value::String(record.topic.clone())));
+            out.push((s.name.as_str(), Value::String(record.topic.clone())));
         }
         if let (Some(s), Some(p)) = (&self.partition, record.kafka_partition) {
-            out.push((s.name.clone(), Value::Int32(p)));
+            out.push((s.name.as_str(), Value::Int32(p)));
         }
         if let Some(s) = &self.offset {
-            out.push((s.name.clone(), Value::Int64(self.offset_of(record)?)));
+            out.push((s.name.as_str(), Value::Int64(self.offset_of(record)?)));
         }
         if let (Some(s), Some(ts)) = (&self.timestamp, record.timestamp) {
-            out.push((s.name.clone(), Value::Int64(ts)));
+            out.push((s.name.as_str(), Value::Int64(ts)));
         }
         if let (Some(s), Some(v)) = (&self.static_field, &self.static_value) {
-            out.push((s.name.clone(), Value::String(v.clone())));
+            out.push((s.name.as_str(), Value::String(v.clone())));
         }
         Ok(out)
     }
@@ -221,7 +221,7 @@ impl Transformation for InsertField {
             None => {
                 let mut entries = require_map(&value, PURPOSE)?.to_vec();
                 for (name, v) in inserted {
-                    map_put(&mut entries, &name, v);
+                    map_put(&mut entries, name, v);
                 }
                 Ok(Some(self.side.set(record, None, Value::Map(entries))))
             }
@@ -230,13 +230,13 @@ impl Transformation for InsertField {
                 let updated = self.cache.get_or_try_insert(value.schema(), || {
                     Ok(self.updated_schema(value.schema()))
                 })?;
-                let mut fields: Vec<(String, Value)> = value
+                let mut fields: Vec<(&str, Value)> = value
                     .schema()
                     .fields()
                     .iter()
                     .map(|f| {
                         (
-                            f.name.clone(),
+                            f.name.as_str(),
                             field_value(value, &f.name, self.replace_null_with_default),
                         )
                     })

@@ -109,31 +109,75 @@ pub fn java_replacement(
     Ok(out)
 }
 
-#[derive(Default)]
 pub struct RegexRouter {
     regex: Option<Regex>,
-    replacement: String,
+    /// `replacement` in the regex crate's syntax, or Java's error for it (raised per record, as
+    /// `Matcher.replaceFirst` does).
+    replacement: std::result::Result<String, String>,
+    /// The last topics routed: input -> output (`None` when the regex does not match). Routing
+    /// is a pure function of the topic, and a task sees few topics.
+    routed: std::sync::Mutex<Vec<(String, Option<String>)>>,
 }
+
+impl Default for RegexRouter {
+    fn default() -> Self {
+        Self {
+            regex: None,
+            replacement: Ok(String::new()),
+            routed: std::sync::Mutex::default(),
+        }
+    }
+}
+
+/// How many topics [`RegexRouter`] remembers.
+const ROUTED_TOPICS: usize = 32;
 
 impl Transformation for RegexRouter {
     fn configure(&mut self, props: &ConfigMap) -> Result<()> {
         let c = regex_router_config_def().parse(props)?;
         let pattern = c.string(REGEX).unwrap_or_default();
-        self.regex = Some(compile_full_match(pattern).map_err(ConnectError::config)?);
-        self.replacement = c.string(REPLACEMENT).unwrap_or_default().to_owned();
+        let regex = compile_full_match(pattern).map_err(ConnectError::config)?;
+        self.replacement = java_replacement(
+            c.string(REPLACEMENT).unwrap_or_default(),
+            regex.captures_len() - 1,
+        );
+        self.regex = Some(regex);
+        self.routed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         Ok(())
     }
 
     fn apply(&self, mut record: Record) -> Result<Option<Record>> {
+        let mut routed = self.routed.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, out)) = routed.iter().find(|(t, _)| *t == record.topic) {
+            if let Some(topic) = out {
+                record.topic.clone_from(topic);
+            }
+            return Ok(Some(record));
+        }
         let regex = self
             .regex
             .as_ref()
             .ok_or_else(|| ConnectError::fatal("RegexRouter is not configured"))?;
-        if let Some(caps) = regex.captures(&record.topic) {
-            let replacement = java_replacement(&self.replacement, regex.captures_len() - 1)
-                .map_err(ConnectError::data)?;
-            let mut topic = String::new();
-            caps.expand(&replacement, &mut topic);
+        let out = match regex.captures(&record.topic) {
+            Some(caps) => {
+                let replacement = self
+                    .replacement
+                    .as_ref()
+                    .map_err(|e| ConnectError::data(e.clone()))?;
+                let mut topic = String::new();
+                caps.expand(replacement, &mut topic);
+                Some(topic)
+            }
+            None => None,
+        };
+        if routed.len() >= ROUTED_TOPICS {
+            routed.remove(0);
+        }
+        routed.push((record.topic.clone(), out.clone()));
+        if let Some(topic) = out {
             record.topic = topic;
         }
         Ok(Some(record))

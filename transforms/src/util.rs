@@ -125,13 +125,13 @@ pub fn map_put(entries: &mut Vec<(Value, Value)>, key: &str, value: Value) {
 }
 
 /// Builds a struct from values in field order, checking each as Java's `Struct.put` does.
-pub fn build_struct(
+pub fn build_struct<N: AsRef<str>>(
     schema: &Schema,
-    values: impl IntoIterator<Item = (String, Value)>,
+    values: impl IntoIterator<Item = (N, Value)>,
 ) -> Result<Struct> {
     let mut s = Struct::new(schema.clone());
     for (name, value) in values {
-        s.put(&name, value)?;
+        s.put(name.as_ref(), value)?;
     }
     Ok(s)
 }

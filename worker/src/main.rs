@@ -79,6 +79,11 @@ fn run_verify(
 /// The log format: `text` (default) or `json`.
 const LOG_FORMAT_ENV: &str = "CONNECT_LOG_FORMAT";
 
+/// mimalloc instead of glibc's malloc: a record's trip through transforms and converters is
+/// mostly small short-lived allocations, where it is markedly faster (README, Benchmarks).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     // The filter is reloadable so `PUT /admin/loggers/{name}` changes levels at run time.

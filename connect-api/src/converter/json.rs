@@ -11,6 +11,9 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use std::cell::RefCell;
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Number, Value as Json};
 
 use super::Converter;
@@ -178,8 +181,29 @@ impl Converter for JsonConverter {
         if schema.is_none() && value.is_null() {
             return Ok(None);
         }
-        let json = self.to_json_value(schema, value)?;
-        serde_json::to_vec(&json).map(Some).map_err(|e| {
+        let failed = RefCell::new(None);
+        let payload = Payload {
+            schema,
+            value,
+            opts: &self.opts,
+            failed: &failed,
+        };
+        let written = if self.schemas_enable {
+            let schema_json = match schema {
+                Some(s) => as_json_schema_with(s, &self.opts)?,
+                None => Json::Null,
+            };
+            serde_json::to_vec(&Envelope {
+                schema: &schema_json,
+                payload,
+            })
+        } else {
+            serde_json::to_vec(&payload)
+        };
+        if let Some(e) = failed.into_inner() {
+            return Err(e);
+        }
+        written.map(Some).map_err(|e| {
             ConnectError::data(
                 "Converting Kafka Connect data to byte[] failed due to serialization error: ",
             )
@@ -201,6 +225,98 @@ impl Converter for JsonConverter {
 
     fn config_def(&self) -> ConfigDef {
         Self::json_config_def()
+    }
+}
+
+/// `{"schema": .., "payload": ..}` in that order, as [`JsonConverter::to_json_value`] builds it.
+struct Envelope<'a> {
+    schema: &'a Json,
+    payload: Payload<'a>,
+}
+
+impl Serialize for Envelope<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("schema", self.schema)?;
+        m.serialize_entry("payload", &self.payload)?;
+        m.end()
+    }
+}
+
+/// Connect data written as [`to_json`] would build it, without building the JSON tree for the
+/// common shapes (primitives and structs, the hot path of every source record); every other
+/// shape (nulls, decimals, bytes, arrays, maps) is built by [`to_json`] and written. A
+/// conversion error is kept in `failed` (serde's errors are strings).
+struct Payload<'a> {
+    schema: Option<&'a Schema>,
+    value: &'a Value,
+    opts: &'a JsonOptions,
+    failed: &'a RefCell<Option<ConnectError>>,
+}
+
+impl Payload<'_> {
+    fn fail<E: serde::ser::Error>(&self, e: ConnectError) -> E {
+        let message = e.to_string();
+        *self.failed.borrow_mut() = Some(e);
+        E::custom(message)
+    }
+
+    fn write_struct<S: Serializer>(
+        &self,
+        st: &Struct,
+        s: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        let fields = st.schema().fields();
+        let mut m = s.serialize_map(Some(fields.len()))?;
+        for (f, v) in fields.iter().zip(st.values()) {
+            m.serialize_entry(
+                &f.name,
+                &Payload {
+                    schema: Some(&f.schema),
+                    value: v,
+                    opts: self.opts,
+                    failed: self.failed,
+                },
+            )?;
+        }
+        m.end()
+    }
+}
+
+impl Serialize for Payload<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use SchemaType as T;
+        let primitive_or_struct = match self.schema {
+            None => true,
+            Some(schema) => decimal_scale(schema).is_none(),
+        };
+        if primitive_or_struct {
+            let typed = |t: T| self.schema.is_none_or(|schema| schema.schema_type() == t);
+            match self.value {
+                Value::Int8(v) if typed(T::Int8) => return s.serialize_i8(*v),
+                Value::Int16(v) if typed(T::Int16) => return s.serialize_i16(*v),
+                Value::Int32(v) if typed(T::Int32) => return s.serialize_i32(*v),
+                Value::Int64(v) if typed(T::Int64) => return s.serialize_i64(*v),
+                Value::Float64(v) if typed(T::Float64) && v.is_finite() => {
+                    return s.serialize_f64(*v);
+                }
+                Value::Boolean(v) if typed(T::Boolean) => return s.serialize_bool(*v),
+                Value::String(v) if typed(T::String) => return s.serialize_str(v),
+                Value::Struct(st) if typed(T::Struct) => {
+                    if let Some(schema) = self.schema
+                        && st.schema() != schema
+                    {
+                        return Err(self.fail(ConnectError::data("Mismatching schema.")));
+                    }
+                    return self.write_struct(st, s);
+                }
+                _ => {}
+            }
+        }
+        match to_json(self.schema, self.value, self.opts) {
+            Ok(json) => json.serialize(s),
+            Err(e) => Err(self.fail(e)),
+        }
     }
 }
 
@@ -499,5 +615,103 @@ fn schemaless_to_connect(json: &Json) -> Value {
                 .map(|(k, v)| (Value::String(k.clone()), schemaless_to_connect(v)))
                 .collect(),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::SchemaBuilder;
+    use crate::data::logical;
+
+    /// The bytes written directly are the bytes of the JSON tree `to_json_value` builds, for
+    /// every shape, with and without the envelope; and the errors are the same.
+    #[test]
+    fn direct_writing_matches_the_json_tree() {
+        let inner = SchemaBuilder::struct_()
+            .field("s", Schema::optional_string())
+            .field("f", Schema::float64())
+            .build();
+        let dec = logical::decimal_builder(2).build();
+        let schema = SchemaBuilder::struct_()
+            .field("a", Schema::int8())
+            .field("b", Schema::int16())
+            .field("c", Schema::int32())
+            .field("d", Schema::int64())
+            .field("e", Schema::boolean())
+            .field("n", inner.clone())
+            .field(
+                "m",
+                SchemaBuilder::map(Schema::string(), Schema::int32()).build(),
+            )
+            .field("x", Schema::bytes())
+            .field("dec", dec.clone())
+            .field("o", Schema::optional_int64())
+            .build();
+        let mut n = Struct::new(inner.clone());
+        n.put("s", Value::String("q\"uote\u{1}é".into())).unwrap();
+        n.put("f", Value::Float64(1.5e-7)).unwrap();
+        let mut st = Struct::new(schema.clone());
+        st.put("a", Value::Int8(-8)).unwrap();
+        st.put("b", Value::Int16(16)).unwrap();
+        st.put("c", Value::Int32(i32::MIN)).unwrap();
+        st.put("d", Value::Int64(i64::MAX)).unwrap();
+        st.put("e", Value::Boolean(true)).unwrap();
+        st.put("n", Value::Struct(n)).unwrap();
+        st.put(
+            "m",
+            Value::Map(vec![
+                (Value::String("k".into()), Value::Int32(1)),
+                (Value::String("k".into()), Value::Int32(2)),
+            ]),
+        )
+        .unwrap();
+        st.put("x", Value::Bytes(vec![0, 1, 2])).unwrap();
+        st.put("dec", Value::Bytes(vec![1, 0])).unwrap();
+        let cases: Vec<(Option<Schema>, Value)> = vec![
+            (Some(schema.clone()), Value::Struct(st)),
+            (None, Value::Int64(42)),
+            (Some(Schema::int64()), Value::Int64(42)),
+            (Some(Schema::string()), Value::String("s".into())),
+            (Some(Schema::optional_string()), Value::Null),
+            (Some(Schema::float64()), Value::Float64(f64::NAN)),
+            (Some(Schema::float32()), Value::Float32(0.1)),
+            (Some(Schema::int32()), Value::String("wrong".into())),
+            (Some(Schema::int32()), Value::Null),
+            (Some(dec), Value::Bytes(vec![7])),
+            (Some(inner), Value::Struct(Struct::new(schema.clone()))),
+            (
+                None,
+                Value::Map(vec![(Value::String("a".into()), Value::Boolean(false))]),
+            ),
+            (None, Value::Array(vec![Value::Int32(1), Value::Null])),
+        ];
+        for schemas_enable in [false, true] {
+            for format in [DecimalFormat::Base64, DecimalFormat::Numeric] {
+                let c = JsonConverter {
+                    schemas_enable,
+                    opts: JsonOptions {
+                        decimal_format: format,
+                        replace_null_with_default: true,
+                    },
+                };
+                for (schema, value) in &cases {
+                    let direct = c.from_connect_data("t", schema.as_ref(), value);
+                    let tree = if schema.is_none() && value.is_null() {
+                        Ok(None)
+                    } else {
+                        c.to_json_value(schema.as_ref(), value)
+                            .map(|j| Some(serde_json::to_vec(&j).unwrap()))
+                    };
+                    match (direct, tree) {
+                        (Ok(a), Ok(b)) => assert_eq!(a, b, "{schema:?} {value:?}"),
+                        (Err(a), Err(b)) => {
+                            assert_eq!(a.to_string(), b.to_string(), "{schema:?} {value:?}")
+                        }
+                        (a, b) => panic!("{schema:?} {value:?}: {a:?} vs {b:?}"),
+                    }
+                }
+            }
+        }
     }
 }

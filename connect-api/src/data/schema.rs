@@ -88,8 +88,15 @@ pub struct Field {
 
 /// An immutable, cheaply cloneable schema (an `Arc` inside; the common primitive schemas are
 /// shared statics so building a record does not allocate for them).
-#[derive(Clone, PartialEq)]
+#[derive(Clone)]
 pub struct Schema(Arc<SchemaData>);
+
+impl PartialEq for Schema {
+    /// The same `Arc` first (the common case in transforms' schema caches), then structurally.
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 struct SchemaData {

@@ -29,6 +29,8 @@ use std::time::Duration;
 
 use connect_api::config::{ConnectorConfig, ToleranceType};
 use connect_api::connector::RecordMetadata;
+use connect_api::data::{Schema, Value};
+use connect_api::record::Headers;
 use connect_api::{
     CancellationToken, ConfigMap, ConnectError, SourceOffset, SourcePartition, SourceRecord,
     SourceTask, SourceTaskContext,
@@ -39,7 +41,7 @@ use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use connect_transforms::{TransformChain, TransformError};
+use connect_transforms::{Record, TransformChain, TransformError};
 
 use super::convert::{RecordConverters, conversion_error};
 use super::topic_creation::{TopicCreator, is_unknown_topic, unknown_topic_message};
@@ -80,6 +82,46 @@ pub(crate) struct ProducerRecord {
     pub timestamp: Option<i64>,
 }
 
+/// What conversion reads of a source record, before or after the transformation chain.
+struct RecordData<'a> {
+    topic: &'a str,
+    kafka_partition: Option<i32>,
+    key_schema: Option<&'a Schema>,
+    key: &'a Value,
+    value_schema: Option<&'a Schema>,
+    value: &'a Value,
+    timestamp: Option<i64>,
+    headers: &'a Headers,
+}
+
+impl<'a> RecordData<'a> {
+    fn of_source(r: &'a SourceRecord) -> Self {
+        Self {
+            topic: &r.topic,
+            kafka_partition: r.kafka_partition,
+            key_schema: r.key_schema.as_ref(),
+            key: &r.key,
+            value_schema: r.value_schema.as_ref(),
+            value: &r.value,
+            timestamp: r.timestamp,
+            headers: &r.headers,
+        }
+    }
+
+    fn of_transformed(r: &'a Record) -> Self {
+        Self {
+            topic: &r.topic,
+            kafka_partition: r.kafka_partition,
+            key_schema: r.key_schema.as_ref(),
+            key: &r.key,
+            value_schema: r.value_schema.as_ref(),
+            value: &r.value,
+            timestamp: r.timestamp,
+            headers: &r.headers,
+        }
+    }
+}
+
 /// Transforms then converts a source record; `Ok(None)` means a transform dropped it or it
 /// failed under `errors.tolerance=all` (stage TRANSFORMATION or a converter).
 pub(crate) fn convert_record(
@@ -94,13 +136,13 @@ pub(crate) fn convert_record(
     // task-error-metrics of one failed record.
     let count_error = || errors.failed(config.errors_log_enable, tolerated);
     let transformed;
-    let record = if transforms.is_empty() {
-        record
+    let data = if transforms.is_empty() {
+        RecordData::of_source(record)
     } else {
-        match transforms.apply_source(record.clone()) {
+        match transforms.apply_source_data(record) {
             Ok(Some(r)) => {
                 transformed = r;
-                &transformed
+                RecordData::of_transformed(&transformed)
             }
             Ok(None) => return Ok(None),
             Err(TransformError { class, error }) => {
@@ -121,24 +163,24 @@ pub(crate) fn convert_record(
             }
         }
     };
-    let topic = &record.topic;
+    let topic = data.topic;
     let converted = (|| {
         let key = converters
-            .key_to_bytes(topic, record.key_schema.as_ref(), &record.key)
+            .key_to_bytes(topic, data.key_schema, data.key)
             .map_err(|e| conversion_error("key", topic, e))?;
         let value = converters
-            .value_to_bytes(topic, record.value_schema.as_ref(), &record.value)
+            .value_to_bytes(topic, data.value_schema, data.value)
             .map_err(|e| conversion_error("value", topic, e))?;
         let headers = converters
-            .headers_to_bytes(topic, &record.headers)
+            .headers_to_bytes(topic, data.headers)
             .map_err(|e| conversion_error("headers", topic, e))?;
         Ok::<_, ConnectError>(ProducerRecord {
-            topic: topic.clone(),
-            partition: record.kafka_partition,
+            topic: topic.to_owned(),
+            partition: data.kafka_partition,
             key,
             value,
             headers,
-            timestamp: record.timestamp,
+            timestamp: data.timestamp,
         })
     })();
     if converted.is_err() {
