@@ -41,7 +41,7 @@ use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use connect_transforms::{Record, TransformChain, TransformError};
+use connect_transforms::{TransformChain, TransformError};
 
 use super::convert::{RecordConverters, conversion_error};
 use super::topic_creation::{TopicCreator, is_unknown_topic, unknown_topic_message};
@@ -94,9 +94,11 @@ struct RecordData<'a> {
     headers: &'a Headers,
 }
 
-impl<'a> RecordData<'a> {
-    fn of_source(r: &'a SourceRecord) -> Self {
-        Self {
+/// The [`RecordData`] of a [`SourceRecord`] or a transformed [`connect_transforms::Record`] (same field names).
+macro_rules! record_data {
+    ($r:expr) => {{
+        let r = $r;
+        RecordData {
             topic: &r.topic,
             kafka_partition: r.kafka_partition,
             key_schema: r.key_schema.as_ref(),
@@ -106,20 +108,7 @@ impl<'a> RecordData<'a> {
             timestamp: r.timestamp,
             headers: &r.headers,
         }
-    }
-
-    fn of_transformed(r: &'a Record) -> Self {
-        Self {
-            topic: &r.topic,
-            kafka_partition: r.kafka_partition,
-            key_schema: r.key_schema.as_ref(),
-            key: &r.key,
-            value_schema: r.value_schema.as_ref(),
-            value: &r.value,
-            timestamp: r.timestamp,
-            headers: &r.headers,
-        }
-    }
+    }};
 }
 
 /// Transforms then converts a source record; `Ok(None)` means a transform dropped it or it
@@ -137,12 +126,12 @@ pub(crate) fn convert_record(
     let count_error = || errors.failed(config.errors_log_enable, tolerated);
     let transformed;
     let data = if transforms.is_empty() {
-        RecordData::of_source(record)
+        record_data!(record)
     } else {
         match transforms.apply_source_data(record) {
             Ok(Some(r)) => {
                 transformed = r;
-                RecordData::of_transformed(&transformed)
+                record_data!(&transformed)
             }
             Ok(None) => return Ok(None),
             Err(TransformError { class, error }) => {
