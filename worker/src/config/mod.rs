@@ -4,6 +4,7 @@
 //! act on (JVM plugin paths, REST extensions, metrics reporters) are logged once and ignored;
 //! keys nobody knows are logged once too; a value we cannot use fails start-up naming the key.
 
+pub mod auto_restart;
 pub mod clients;
 pub mod kafka;
 pub mod override_policy;
@@ -255,6 +256,9 @@ pub struct WorkerConfig {
     /// `task.shutdown.graceful.timeout.ms`: how long stopping tasks may take, together, before
     /// the ones still running are abandoned.
     pub task_shutdown_graceful_timeout: Duration,
+    /// `auto.restart.*`: restarts of failed connectors and tasks (connector configs may
+    /// override them).
+    pub auto_restart: auto_restart::AutoRestartPolicy,
     pub exactly_once_source_support: ExactlyOnceSourceSupport,
     pub inter_worker_key_ttl: Duration,
     pub request_timeout: Duration,
@@ -426,6 +430,9 @@ impl WorkerConfig {
                 worker_unsync_backoff: p.millis(WORKER_UNSYNC_BACKOFF_MS, 300_000)?,
                 task_shutdown_graceful_timeout: p
                     .millis(TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS, 5_000)?,
+                auto_restart: auto_restart::AutoRestartPolicy::default()
+                    .with_overrides(p.raw)
+                    .map_err(|(key, reason)| p.invalid(key, reason))?,
                 exactly_once_source_support: match p
                     .string(EXACTLY_ONCE_SOURCE_SUPPORT, "disabled")
                     .to_ascii_lowercase()
@@ -494,6 +501,11 @@ impl WorkerConfig {
 }
 
 const KNOWN_KEYS: &[&str] = &[
+    auto_restart::AUTO_RESTART_ENABLE,
+    auto_restart::AUTO_RESTART_BACKOFF_INITIAL_MS,
+    auto_restart::AUTO_RESTART_BACKOFF_MAX_MS,
+    auto_restart::AUTO_RESTART_MAX_ATTEMPTS,
+    auto_restart::AUTO_RESTART_RESET_AFTER_MS,
     REST_EXTENSION_CLASSES,
     REST_BASIC_AUTH_JAAS_FILE,
     providers::CONFIG_PROVIDERS,

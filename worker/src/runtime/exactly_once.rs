@@ -269,7 +269,7 @@ pub async fn run_exactly_once_source_task(
         }
         Err(e) => {
             tracing::error!(task = %id, error = %e, "exactly-once source task failed");
-            status.on_failure(&id, super::error_trace(&e));
+            status.on_failure(&id, &e);
         }
     }
 }
