@@ -15,9 +15,6 @@ use crate::runtime::ledger::{LocalState, Work};
 use crate::runtime::worker::StatusReporter;
 use crate::storage::ConnectorState;
 
-/// Appended to the trace of a failure that is not retried because it is a config error.
-pub const NOT_RETRIED_CONFIG: &str = "Not restarted automatically: this is a configuration error, which a restart does not fix. Correct the configuration (PUT /connectors/{name}/config) or restart it by hand (POST /connectors/{name}/restart).";
-
 #[derive(Debug, Default)]
 struct Entry {
     /// Attempts since the work last ran healthy for the policy's `reset_after`.
@@ -61,9 +58,10 @@ impl Healer {
             if !policy.enabled {
                 return false;
             }
-            if !local.retriable {
-                tracing::warn!(%work, "{work} failed with a configuration error; not restarting it automatically");
-                status.annotate_failure(work, NOT_RETRIED_CONFIG);
+            if let Some(why) = &local.not_retriable {
+                let note = format!("Not restarted automatically: {why}.");
+                tracing::warn!(%work, "{work} failed; {note}");
+                status.annotate_failure(work, &note);
                 return false;
             }
             if policy.max_attempts.is_some_and(|max| entry.attempts >= max) {

@@ -44,11 +44,14 @@ use connect_api::{
     SourceTask, SourceTaskContext,
 };
 use rdkafka::ClientConfig;
+use rdkafka::error::KafkaError;
 use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord, Producer};
+use rdkafka::types::RDKafkaErrorCode;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::convert::RecordConverters;
+use super::ledger::NotRetriable;
 use super::source::{await_delivery, convert_record, partition_key, try_send};
 use super::topics::ActiveTopics;
 use super::{
@@ -78,6 +81,9 @@ pub enum GateError {
     /// The task was revoked, or its connector generated new task configs, meanwhile.
     #[error("{0}")]
     NotCurrent(String),
+    /// Whether the task is current could not be checked (the config topic could not be read).
+    #[error("{0}")]
+    Unknown(String),
     /// The task was stopped while waiting.
     #[error("the task was stopped")]
     Stopped,
@@ -312,7 +318,13 @@ async fn prepare(run: &ExactlyOnceSourceTaskRun) -> Result<(FutureProducer, Stri
     run.gate
         .still_current(&run.id, run.generation)
         .await
-        .map_err(|e| ConnectError::fatal(e.to_string()))?;
+        .map_err(|e| match e {
+            // Its successor runs (or will) under the new generation or on another worker.
+            GateError::NotCurrent(why) => ConnectError::fatal(why).with_source(NotRetriable(
+                "this instance of the task is no longer current (revoked, or its connector generated new task configs)".into(),
+            )),
+            e => ConnectError::fatal(e.to_string()),
+        })?;
     let offsets_topic = run.offsets.primary().topic().to_owned();
     run.offsets
         .primary()
@@ -326,6 +338,28 @@ async fn prepare(run: &ExactlyOnceSourceTaskRun) -> Result<(FutureProducer, Stri
 
 fn fail(id: &ConnectorTaskId, what: &str, e: impl std::fmt::Display) -> ConnectError {
     ConnectError::fatal(format!("{what} for task {id}: {e}"))
+}
+
+/// [`fail`] for a transactional call; a fenced producer's error says that a restart would
+/// not help (a newer instance of the task owns its transactional id).
+fn fail_txn(id: &ConnectorTaskId, what: &str, e: KafkaError) -> ConnectError {
+    let fenced = matches!(
+        e.rdkafka_error_code(),
+        Some(
+            RDKafkaErrorCode::Fenced
+                | RDKafkaErrorCode::ProducerFenced
+                | RDKafkaErrorCode::InvalidProducerEpoch
+        )
+    );
+    let error = fail(id, what, e);
+    if fenced {
+        error.with_source(NotRetriable(
+            "its producer was fenced: a newer instance of this task owns its transactional id"
+                .into(),
+        ))
+    } else {
+        error
+    }
 }
 
 impl Runner {
@@ -441,7 +475,7 @@ impl Runner {
         if !self.transaction_open {
             self.producer
                 .begin_transaction()
-                .map_err(|e| fail(&self.run.id, "failed to begin a transaction", e))?;
+                .map_err(|e| fail_txn(&self.run.id, "failed to begin a transaction", e))?;
             self.transaction_open = true;
         }
         Ok(())
@@ -558,7 +592,8 @@ impl Runner {
                 .map_err(|e| ConnectError::fatal(e.to_string()))?;
         self.metrics
             .offset_commit(committed.is_ok(), started.elapsed());
-        committed.map_err(|e| fail(&self.run.id, "Failed to flush offsets and/or records", e))?;
+        committed
+            .map_err(|e| fail_txn(&self.run.id, "Failed to flush offsets and/or records", e))?;
         self.transaction_open = false;
         let took = started.elapsed();
         self.metrics

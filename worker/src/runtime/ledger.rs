@@ -34,8 +34,8 @@ pub struct LocalState {
     pub since: Instant,
     /// The status `trace` of a failure.
     pub trace: Option<String>,
-    /// For a failure: whether a restart can help ([`is_retriable`]).
-    pub retriable: bool,
+    /// For a failure: why a restart cannot help ([`why_not_retriable`]), if it cannot.
+    pub not_retriable: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -47,13 +47,13 @@ impl Ledger {
         work: Work,
         state: ConnectorState,
         trace: Option<String>,
-        retriable: bool,
+        not_retriable: Option<String>,
     ) {
         let entry = LocalState {
             state,
             since: Instant::now(),
             trace,
-            retriable,
+            not_retriable,
         };
         self.0
             .lock()
@@ -70,8 +70,39 @@ impl Ledger {
     }
 }
 
-/// Whether restarting can cure a failure: a configuration error (an invalid or unresolvable
-/// setting, a connector whose config does not validate) fails again the same way.
-pub fn is_retriable(error: &ConnectError) -> bool {
-    !matches!(error, ConnectError::Config { .. })
+/// In an error's source chain: a failure a restart cannot fix, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NotRetriable(pub String);
+
+/// Why restarting cannot cure a failure, if it cannot: a configuration error (an invalid or
+/// unresolvable setting, a connector whose config does not validate) fails again the same way,
+/// and an error marked [`NotRetriable`] says why itself.
+pub fn why_not_retriable(error: &ConnectError) -> Option<String> {
+    if matches!(error, ConnectError::Config { .. }) {
+        return Some("it is a configuration error, which a restart does not fix".to_owned());
+    }
+    let mut source = std::error::Error::source(error);
+    while let Some(e) = source {
+        if let Some(NotRetriable(why)) = e.downcast_ref::<NotRetriable>() {
+            return Some(why.clone());
+        }
+        source = e.source();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_errors_and_marked_errors_are_not_retried() {
+        assert!(why_not_retriable(&ConnectError::config("bad")).is_some());
+        assert!(why_not_retriable(&ConnectError::fatal("broker gone")).is_none());
+        assert!(why_not_retriable(&ConnectError::retriable("later")).is_none());
+        let marked =
+            ConnectError::fatal("commit failed").with_source(NotRetriable("fenced".into()));
+        assert_eq!(why_not_retriable(&marked).as_deref(), Some("fenced"));
+    }
 }

@@ -25,7 +25,7 @@ use super::errors::{DeadLetterQueue, ErrorHandler, StageClasses};
 use super::exactly_once::{
     ExactlyOnceGate, ExactlyOnceSourceTaskRun, run_exactly_once_source_task, task_transactional_id,
 };
-use super::ledger::{Ledger, LocalState, Work, is_retriable};
+use super::ledger::{Ledger, LocalState, Work, why_not_retriable};
 use super::panics::{PanicSafeSinkTask, PanicSafeSourceTask, supervise, supervise_blocking};
 use super::sink::{SinkTaskRun, run_sink_task};
 use super::source::{SourceTaskRun, run_source_task};
@@ -139,10 +139,10 @@ impl StatusReporter {
         id: &ConnectorTaskId,
         state: ConnectorState,
         trace: Option<String>,
-        retriable: bool,
+        not_retriable: Option<String>,
     ) {
         self.ledger
-            .record(Work::Task(id.clone()), state, trace.clone(), retriable);
+            .record(Work::Task(id.clone()), state, trace.clone(), not_retriable);
         self.send_task(id, state, trace);
     }
 
@@ -167,21 +167,21 @@ impl StatusReporter {
 
 impl TaskStatusListener for StatusReporter {
     fn on_running(&self, id: &ConnectorTaskId) {
-        self.task(id, ConnectorState::Running, None, true);
+        self.task(id, ConnectorState::Running, None, None);
     }
     fn on_paused(&self, id: &ConnectorTaskId) {
-        self.task(id, ConnectorState::Paused, None, true);
+        self.task(id, ConnectorState::Paused, None, None);
     }
     fn on_failure(&self, id: &ConnectorTaskId, error: &ConnectError) {
         self.task(
             id,
             ConnectorState::Failed,
             Some(super::error_trace(error)),
-            is_retriable(error),
+            why_not_retriable(error),
         );
     }
     fn on_shutdown(&self, id: &ConnectorTaskId) {
-        self.task(id, ConnectorState::Unassigned, None, true);
+        self.task(id, ConnectorState::Unassigned, None, None);
     }
     fn on_topic_used(&self, id: &ConnectorTaskId, topic: &str) {
         if !self.track_topics {
@@ -205,7 +205,7 @@ impl ConnectorStatusListener for StatusReporter {
             Work::Connector(connector.to_owned()),
             state,
             trace.clone(),
-            true,
+            None,
         );
         self.send_connector(connector, state, trace);
     }
@@ -216,7 +216,7 @@ impl ConnectorStatusListener for StatusReporter {
             Work::Connector(connector.to_owned()),
             ConnectorState::Failed,
             trace.clone(),
-            is_retriable(error),
+            why_not_retriable(error),
         );
         self.send_connector(connector, ConnectorState::Failed, trace);
     }
