@@ -25,12 +25,24 @@ struct Entry {
     due: Option<Instant>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Healer {
     entries: BTreeMap<Work, Entry>,
+    /// No restart comes sooner than this after the failure: the worker's `session.timeout.ms`,
+    /// by which a worker that was a zombie (paused, cut off) has learnt it lost its work, so it
+    /// cannot restart a task that now runs elsewhere (an exactly-once task would fence its
+    /// successor).
+    min_wait: Duration,
 }
 
 impl Healer {
+    pub fn new(min_wait: Duration) -> Self {
+        Self {
+            entries: BTreeMap::new(),
+            min_wait,
+        }
+    }
+
     /// Whether `work` should be restarted now. Plans (and reports) each new failure once.
     pub fn due(
         &mut self,
@@ -75,7 +87,7 @@ impl Healer {
             }
             entry.attempts += 1;
             let jitter = rand::rng().random_range(0.8..=1.2);
-            let wait = policy.delay(entry.attempts, jitter);
+            let wait = policy.delay(entry.attempts, jitter).max(self.min_wait);
             entry.due = Some(now + wait);
             let note = restart_note(entry.attempts, wait);
             tracing::warn!(%work, attempt = entry.attempts, wait_ms = wait.as_millis() as u64, "{work} failed; {note}");

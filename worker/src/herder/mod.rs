@@ -199,6 +199,7 @@ impl Herder {
             snapshot_rx,
         );
         let config_updates = parts.config_store.subscribe();
+        let session_timeout = parts.config.session_timeout;
         Herder {
             config: parts.config,
             config_store: parts.config_store,
@@ -222,7 +223,7 @@ impl Herder {
             rejoin_at: None,
             work_changed_at: None,
             protocol,
-            healer: heal::Healer::default(),
+            healer: heal::Healer::new(session_timeout),
         }
     }
 

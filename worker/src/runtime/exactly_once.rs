@@ -44,9 +44,7 @@ use connect_api::{
     SourceTask, SourceTaskContext,
 };
 use rdkafka::ClientConfig;
-use rdkafka::error::KafkaError;
 use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord, Producer};
-use rdkafka::types::RDKafkaErrorCode;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -340,28 +338,6 @@ fn fail(id: &ConnectorTaskId, what: &str, e: impl std::fmt::Display) -> ConnectE
     ConnectError::fatal(format!("{what} for task {id}: {e}"))
 }
 
-/// [`fail`] for a transactional call; a fenced producer's error says that a restart would
-/// not help (a newer instance of the task owns its transactional id).
-fn fail_txn(id: &ConnectorTaskId, what: &str, e: KafkaError) -> ConnectError {
-    let fenced = matches!(
-        e.rdkafka_error_code(),
-        Some(
-            RDKafkaErrorCode::Fenced
-                | RDKafkaErrorCode::ProducerFenced
-                | RDKafkaErrorCode::InvalidProducerEpoch
-        )
-    );
-    let error = fail(id, what, e);
-    if fenced {
-        error.with_source(NotRetriable(
-            "its producer was fenced: a newer instance of this task owns its transactional id"
-                .into(),
-        ))
-    } else {
-        error
-    }
-}
-
 impl Runner {
     async fn execute(&mut self) -> Result<(), ConnectError> {
         let mut ctx = SourceTaskContext::new(
@@ -475,7 +451,7 @@ impl Runner {
         if !self.transaction_open {
             self.producer
                 .begin_transaction()
-                .map_err(|e| fail_txn(&self.run.id, "failed to begin a transaction", e))?;
+                .map_err(|e| fail(&self.run.id, "failed to begin a transaction", e))?;
             self.transaction_open = true;
         }
         Ok(())
@@ -592,8 +568,7 @@ impl Runner {
                 .map_err(|e| ConnectError::fatal(e.to_string()))?;
         self.metrics
             .offset_commit(committed.is_ok(), started.elapsed());
-        committed
-            .map_err(|e| fail_txn(&self.run.id, "Failed to flush offsets and/or records", e))?;
+        committed.map_err(|e| fail(&self.run.id, "Failed to flush offsets and/or records", e))?;
         self.transaction_open = false;
         let took = started.elapsed();
         self.metrics
