@@ -4,13 +4,16 @@
 //!   replication factor exceeds the brokers) shows its next attempt in status and logs, and
 //!   runs again by itself once an operator creates the topic; the poison record it was holding
 //!   lands in the dead-letter queue and the good records in the file;
-//! - a connector that fails with a configuration error is not retried, and its status says why.
+//! - a connector that fails with a configuration error is not retried, and its status says why;
+//! - a config write left open by a leader that died mid-transaction is aborted within seconds,
+//!   so a restarted worker reads the config topic and runs its task again (not after the
+//!   writer's transaction timeout).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use connect_tests::kafka::{Isolation, create_topics, produce, read_all};
+use connect_tests::kafka::{Isolation, client_config, create_topics, produce, read_all};
 use connect_tests::unique;
-use connect_tests::worker::{ClusterSpec, WorkerProc, create_connector, eventually};
+use connect_tests::worker::{ClusterSpec, WorkerProc, create_connector, eventually, running_tasks};
 use serde_json::{Value, json};
 
 const FILE_SINK: &str = "org.apache.kafka.connect.file.FileStreamSinkConnector";
@@ -197,4 +200,70 @@ async fn a_configuration_error_is_not_retried_and_says_why() {
         )],
         "{body}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_config_write_left_open_by_a_dead_leader_is_aborted_within_seconds() {
+    let spec = ClusterSpec::new("heal-stuck").set("exactly.once.source.support", "enabled");
+    let mut w = spec.start_worker().await;
+    let topic = unique("heal-stuck-data");
+    create_topics(&[&topic], 1).await;
+    create_connector(
+        &w,
+        "vs",
+        json!({
+            "connector.class": "org.apache.kafka.connect.tools.VerifiableSourceConnector",
+            "tasks.max": "1", "topic": topic, "throughput": "20", "max.records": "100000",
+            "exactly.once.support": "required",
+        }),
+    )
+    .await;
+    eventually(WAIT, "the task running", || async {
+        running_tasks(&w, "vs", 1).await
+    })
+    .await;
+    w.terminate();
+
+    // The leader died in the middle of a config write: its transaction stays open (for five
+    // minutes, this writer's timeout), and read_committed readers of the config topic wait.
+    let transactional_id = format!("connect-cluster-{}", spec.group_id);
+    let config_topic = format!("{}-configs", spec.group_id);
+    let stuck = tokio::task::spawn_blocking(move || {
+        use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+        let p: BaseProducer = client_config()
+            .set("transactional.id", transactional_id)
+            .set("transaction.timeout.ms", "300000")
+            .create()
+            .unwrap();
+        p.init_transactions(Duration::from_secs(30)).unwrap();
+        p.begin_transaction().unwrap();
+        p.send(
+            BaseRecord::<str, str>::to(&config_topic)
+                .key("half-written")
+                .payload("{}"),
+        )
+        .unwrap();
+        p.flush(Duration::from_secs(10)).unwrap();
+        p
+    })
+    .await
+    .unwrap();
+
+    let restarted = Instant::now();
+    w.restart().await;
+    eventually(
+        Duration::from_secs(15),
+        "the restarted worker runs its task within 15 s",
+        || async { running_tasks(&w, "vs", 1).await },
+    )
+    .await;
+    println!("task running {:?} after the restart", restarted.elapsed());
+    let log = w.log_text();
+    assert!(
+        log.contains("the config writer's transaction has been open for")
+            && log.contains("aborted the stuck transaction"),
+        "the stuck transaction is reported and cleared:\n{log}"
+    );
+    assert_eq!(w.get("/connectors").await.unwrap(), json!(["vs"]));
+    drop(stuck);
 }

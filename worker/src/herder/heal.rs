@@ -96,6 +96,7 @@ impl Healer {
         }
         if entry.due.is_some_and(|due| now >= due) {
             entry.due = None;
+            crate::metrics::global().automatic_restart();
             tracing::info!(%work, attempt = entry.attempts, "restarting {work} automatically");
             return true;
         }
