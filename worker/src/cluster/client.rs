@@ -126,6 +126,15 @@ pub async fn find_coordinator(
     Ok(format!("{host}:{port}"))
 }
 
+/// `bootstrap.servers` as a list of `host:port`.
+pub fn bootstrap_list(bootstrap_servers: &str) -> Vec<String> {
+    bootstrap_servers
+        .split(',')
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
 /// The highest version of `api` in `min..=max` the broker speaks, if any.
 fn negotiated(resp: &ApiVersionsResponse, api: ApiKey, min: i16, max: i16) -> Option<i16> {
     let theirs = resp.api_keys.iter().find(|k| k.api_key == api as i16)?;
@@ -553,11 +562,7 @@ impl GroupClient {
         security: &KafkaSecurity,
     ) -> Result<Self, ClientError> {
         Ok(GroupClient {
-            bootstrap: bootstrap_servers
-                .split(',')
-                .map(|s| s.trim().to_owned())
-                .filter(|s| !s.is_empty())
-                .collect(),
+            bootstrap: bootstrap_list(bootstrap_servers),
             client_id: client_id.to_owned(),
             group_id: group_id.to_owned(),
             request_timeout,
