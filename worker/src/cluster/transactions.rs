@@ -7,7 +7,9 @@ use std::time::Duration;
 use kafka_protocol::messages::{ApiKey, DescribeTransactionsRequest, TransactionalId};
 use kafka_protocol::protocol::StrBytes;
 
-use super::client::{ClientError, Connection, CoordinatorKind, Security, codes, find_coordinator};
+use super::client::{
+    ClientError, Connection, CoordinatorKind, Security, bootstrap_list, codes, find_coordinator,
+};
 use crate::security::KafkaSecurity;
 
 /// One transactional id as its coordinator describes it.
@@ -50,11 +52,7 @@ impl TransactionsClient {
         security: &KafkaSecurity,
     ) -> Result<Self, ClientError> {
         Ok(Self {
-            bootstrap: bootstrap_servers
-                .split(',')
-                .map(|s| s.trim().to_owned())
-                .filter(|s| !s.is_empty())
-                .collect(),
+            bootstrap: bootstrap_list(bootstrap_servers),
             client_id: client_id.to_owned(),
             timeout,
             security: Security::new(security)?,
