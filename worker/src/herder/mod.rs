@@ -552,7 +552,11 @@ impl Herder {
                 .unwrap_or_else(|| base.clone())
         };
         let mut due = Vec::new();
+        // Work whose config is gone (a deleted connector) waits for the next assignment.
         for name in &self.owned_connectors {
+            if snapshot.connector_config(name).is_none() {
+                continue;
+            }
             let work = Work::Connector(name.clone());
             let local = status.local_state(&work);
             if self
@@ -563,6 +567,11 @@ impl Herder {
             }
         }
         for id in &self.owned_tasks {
+            if snapshot.task_config(id).is_none()
+                || snapshot.connector_config(&id.connector).is_none()
+            {
+                continue;
+            }
             let work = Work::Task(id.clone());
             let local = status.local_state(&work);
             if self

@@ -61,6 +61,14 @@ impl Ledger {
             .insert(work, entry);
     }
 
+    /// Forgets `work` (stopped by the herder: whatever it last reported no longer runs here).
+    pub fn forget(&self, work: &Work) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(work);
+    }
+
     pub fn get(&self, work: &Work) -> Option<LocalState> {
         self.0
             .lock()

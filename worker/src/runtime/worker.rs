@@ -501,6 +501,7 @@ impl Worker {
     /// `stop` (Apache's `Worker.CONNECTOR_GRACEFUL_SHUTDOWN_TIMEOUT_MS`); one that takes longer
     /// is abandoned with a line naming it.
     pub async fn stop_connector(&mut self, name: &str) {
+        self.status.ledger.forget(&Work::Connector(name.to_owned()));
         if let Some(handle) = self.connectors.remove(name) {
             if tokio::time::timeout(CONNECTOR_GRACEFUL_SHUTDOWN_TIMEOUT, handle.stop())
                 .await
@@ -813,6 +814,7 @@ impl Worker {
     pub async fn stop_tasks(&mut self, ids: &[ConnectorTaskId]) {
         let mut stopping = Vec::new();
         for id in ids {
+            self.status.ledger.forget(&Work::Task(id.clone()));
             if let Some(t) = self.tasks.remove(id) {
                 t.cancel.cancel();
                 stopping.push((id.clone(), t.done, t.abandoned));
