@@ -269,6 +269,67 @@ async fn a_paused_zombie_worker_is_fenced_and_adds_no_duplicates() {
     );
 }
 
+/// Self-healing: the task's producer is fenced from outside while it runs (another producer's
+/// `InitProducerId` with the task's transactional id, as a stray client or an operator's tool
+/// does), so its next transaction fails. No rebalance happens; the task restarts by itself
+/// after its backoff and the counts stay exact.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_whose_transaction_failed_restarts_by_itself_and_stays_exact() {
+    let spec = eos_cluster("eos-heal");
+    let w = spec.start_worker().await;
+    let topic = unique("eos-heal-data");
+    kafka::create_topics(&[&topic], 1).await;
+    let (tasks, max) = (1usize, 4000i64);
+    let mut config = verifiable(&topic, tasks, max, "poll", 300);
+    config["auto.restart.backoff.initial.ms"] = json!("1000");
+    create(&w, "vs", config).await;
+    eventually(Duration::from_secs(60), "the task running", || async {
+        all_running(&w, "vs", tasks).await
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let rebalances = w.log_text().matches("rebalance started").count();
+
+    let transactional_id = format!("{}-vs-0", spec.group_id);
+    tokio::task::spawn_blocking(move || {
+        use rdkafka::producer::{BaseProducer, Producer};
+        let p: BaseProducer = kafka::client_config()
+            .set("transactional.id", transactional_id)
+            .create()
+            .unwrap();
+        p.init_transactions(Duration::from_secs(30)).unwrap();
+    })
+    .await
+    .unwrap();
+
+    let trace = eventually(
+        Duration::from_secs(60),
+        "the task FAILED with its next attempt",
+        || async {
+            let s = w.get("/connectors/vs/status").await.ok()?;
+            let t = &s["tasks"][0];
+            let trace = t["trace"].as_str()?.to_owned();
+            (t["state"] == "FAILED" && trace.contains("Automatic restart attempt 1"))
+                .then_some(trace)
+        },
+    )
+    .await;
+    println!("failed task's trace: {trace}");
+    eventually(
+        Duration::from_secs(90),
+        "the task RUNNING again by itself",
+        || async { all_running(&w, "vs", tasks).await },
+    )
+    .await;
+    assert_exactly_once(&topic, tasks as i64, max).await;
+    assert_eq!(
+        w.log_text().matches("rebalance started").count(),
+        rebalances,
+        "no rebalance restarted the task"
+    );
+    assert!(w.log_text().contains("restarting task vs-0 automatically"));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn lowering_and_raising_tasks_max_under_load_stays_exact() {
     let spec = eos_cluster("eos-resize");

@@ -57,7 +57,8 @@ impl TaskStatusListener for Statuses {
     fn on_paused(&self, _: &ConnectorTaskId) {
         self.0.lock().unwrap().push("PAUSED".into());
     }
-    fn on_failure(&self, _: &ConnectorTaskId, trace: String) {
+    fn on_failure(&self, _: &ConnectorTaskId, error: &connect_api::ConnectError) {
+        let trace = connect_worker::runtime::error_trace(error);
         self.0.lock().unwrap().push(format!("FAILED: {trace}"));
     }
     fn on_shutdown(&self, _: &ConnectorTaskId) {

@@ -84,6 +84,9 @@ pub async fn start(
     )
     .await?;
     tracing::info!(worker_id = %worker_id, advertised_url = %worker_url, "REST server started; reading the internal topics");
+    // Before the internal topics are read: a config write left open by a dead leader would
+    // hold that read.
+    crate::stuck_transactions::spawn(&config, shutdown.clone());
 
     let (config_store, offset_store, status_store) = tokio::select! {
         stores = start_stores(&config) => stores?,

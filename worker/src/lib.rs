@@ -36,6 +36,7 @@ pub mod runtime;
 pub mod security;
 pub mod startup;
 pub mod storage;
+pub mod stuck_transactions;
 pub mod task_id;
 pub mod verify;
 pub mod version;

@@ -88,6 +88,9 @@ pub struct Metrics {
     connector_info: Family<Labels, Gauge>,
     fencing_rounds: Family<Labels, Counter>,
     fenced_tasks: Family<Labels, Counter>,
+    // Self-healing (ours).
+    automatic_restarts: Counter,
+    stuck_transactions_aborted: Counter,
     task_status: Family<Labels, Gauge>,
     running_ratio: Family<Labels, Gauge<f64, AtomicU64>>,
     pause_ratio: Family<Labels, Gauge<f64, AtomicU64>>,
@@ -264,6 +267,8 @@ impl Metrics {
             connector_info: Family::default(),
             fencing_rounds: Family::default(),
             fenced_tasks: Family::default(),
+            automatic_restarts: Counter::default(),
+            stuck_transactions_aborted: Counter::default(),
             task_status: Family::default(),
             running_ratio: Family::default(),
             pause_ratio: Family::default(),
@@ -282,6 +287,16 @@ impl Metrics {
                 "task_count",
                 "tasks run by this worker",
                 m.task_count.clone(),
+            );
+            w.register(
+                "automatic_restarts",
+                "failed connectors and tasks this worker restarted by itself (ours, auto.restart.*)",
+                m.automatic_restarts.clone(),
+            );
+            w.register(
+                "stuck_transactions_aborted",
+                "stuck config-writer transactions this worker aborted by fencing (ours, stuck.transaction.timeout.ms)",
+                m.stuck_transactions_aborted.clone(),
             );
             for (name, c) in [
                 ("connector_startup_attempts", &m.connector_startup_attempts),
@@ -641,6 +656,16 @@ impl Metrics {
     }
 
     /// The leader fenced `tasks` transactional ids of `connector`'s previous generation.
+    /// A failed connector or task was restarted by `auto.restart.*`.
+    pub fn automatic_restart(&self) {
+        self.automatic_restarts.inc();
+    }
+
+    /// A stuck transaction of the config writer was aborted by fencing its id.
+    pub fn stuck_transaction_aborted(&self) {
+        self.stuck_transactions_aborted.inc();
+    }
+
     pub fn fencing_round(&self, connector: &str, tasks: usize) {
         let l = connector_labels(connector);
         self.fencing_rounds.get_or_create(&l).inc();

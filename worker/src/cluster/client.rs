@@ -69,6 +69,10 @@ const WANTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::LeaveGroup, 3, 5),
 ];
 
+/// APIs used when the broker has them (transactions tooling); a broker without them is
+/// still usable for the group.
+const OPTIONAL: &[(ApiKey, i16, i16)] = &[(ApiKey::DescribeTransactions, 0, 0)];
+
 /// The SASL APIs, asked for only when the connection authenticates.
 const WANTED_SASL: &[(ApiKey, i16, i16)] = &[
     (ApiKey::SaslHandshake, 1, 1),
@@ -77,6 +81,66 @@ const WANTED_SASL: &[(ApiKey, i16, i16)] = &[
 
 /// Java's re-authentication window: 85 % of the session lifetime plus up to 10 % jitter.
 const REAUTH_WINDOW: (f64, f64) = (0.85, 0.95);
+
+/// What a coordinator coordinates (FindCoordinator's `key_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CoordinatorKind {
+    Group = 0,
+    Transaction = 1,
+}
+
+/// FindCoordinator through `conn`: `host:port` of the coordinator of `key`.
+pub async fn find_coordinator(
+    conn: &mut Connection,
+    kind: CoordinatorKind,
+    key: &str,
+    timeout: Duration,
+) -> Result<String, ClientError> {
+    let version = conn.version(ApiKey::FindCoordinator);
+    let mut req = FindCoordinatorRequest::default();
+    req.key_type = kind as i8;
+    if version >= 4 {
+        req.coordinator_keys = vec![StrBytes::from_string(key.to_owned())];
+    } else {
+        req.key = StrBytes::from_string(key.to_owned());
+    }
+    let resp = conn.send(&req, version, timeout).await?;
+    let (code, host, port) = if version >= 4 {
+        let c = resp
+            .coordinators
+            .first()
+            .ok_or_else(|| ClientError::Protocol {
+                broker: conn.broker().to_owned(),
+                reason: "FindCoordinator returned no coordinator".into(),
+            })?;
+        (c.error_code, c.host.to_string(), c.port)
+    } else {
+        (resp.error_code, resp.host.to_string(), resp.port)
+    };
+    if code != codes::NONE {
+        return Err(ClientError::Broker {
+            api: ApiKey::FindCoordinator,
+            code,
+        });
+    }
+    Ok(format!("{host}:{port}"))
+}
+
+/// `bootstrap.servers` as a list of `host:port`.
+pub fn bootstrap_list(bootstrap_servers: &str) -> Vec<String> {
+    bootstrap_servers
+        .split(',')
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// The highest version of `api` in `min..=max` the broker speaks, if any.
+fn negotiated(resp: &ApiVersionsResponse, api: ApiKey, min: i16, max: i16) -> Option<i16> {
+    let theirs = resp.api_keys.iter().find(|k| k.api_key == api as i16)?;
+    let v = theirs.max_version.min(max);
+    (v >= min && theirs.min_version <= v).then_some(v)
+}
 
 /// The security of every connection, checked and prepared once from [`KafkaSecurity`].
 #[derive(Debug, Clone)]
@@ -224,11 +288,7 @@ impl Connection {
             &[]
         };
         for &(api, min, max) in WANTED.iter().chain(sasl_apis) {
-            let theirs = resp.api_keys.iter().find(|k| k.api_key == api as i16);
-            let v = theirs
-                .map(|k| k.max_version.min(max))
-                .filter(|&v| v >= min && theirs.is_some_and(|k| k.min_version <= v));
-            match v {
+            match negotiated(&resp, api, min, max) {
                 Some(v) => {
                     conn.versions.insert(api as i16, v);
                 }
@@ -240,6 +300,11 @@ impl Connection {
                         max,
                     });
                 }
+            }
+        }
+        for &(api, min, max) in OPTIONAL {
+            if let Some(v) = negotiated(&resp, api, min, max) {
+                conn.versions.insert(api as i16, v);
             }
         }
         if conn.sasl.is_some() {
@@ -347,6 +412,11 @@ impl Connection {
 
     fn version(&self, api: ApiKey) -> i16 {
         self.versions[&(api as i16)]
+    }
+
+    /// The version of an [`OPTIONAL`] API both sides speak, if any.
+    pub fn optional_version(&self, api: ApiKey) -> Option<i16> {
+        self.versions.get(&(api as i16)).copied()
     }
 
     /// Sends one request and waits for its response, re-authenticating first when the SASL
@@ -492,11 +562,7 @@ impl GroupClient {
         security: &KafkaSecurity,
     ) -> Result<Self, ClientError> {
         Ok(GroupClient {
-            bootstrap: bootstrap_servers
-                .split(',')
-                .map(|s| s.trim().to_owned())
-                .filter(|s| !s.is_empty())
-                .collect(),
+            bootstrap: bootstrap_list(bootstrap_servers),
             client_id: client_id.to_owned(),
             group_id: group_id.to_owned(),
             request_timeout,
@@ -553,34 +619,13 @@ impl GroupClient {
 
     async fn find_via(&mut self, broker: &str) -> Result<Connection, ClientError> {
         let mut conn = self.connect(broker).await?;
-        let version = conn.version(ApiKey::FindCoordinator);
-        let mut req = FindCoordinatorRequest::default();
-        req.key_type = 0; // GROUP
-        if version >= 4 {
-            req.coordinator_keys = vec![StrBytes::from_string(self.group_id.clone())];
-        } else {
-            req.key = StrBytes::from_string(self.group_id.clone());
-        }
-        let resp = conn.send(&req, version, self.request_timeout).await?;
-        let (code, host, port) = if version >= 4 {
-            let c = resp
-                .coordinators
-                .first()
-                .ok_or_else(|| ClientError::Protocol {
-                    broker: broker.to_owned(),
-                    reason: "FindCoordinator returned no coordinator".into(),
-                })?;
-            (c.error_code, c.host.to_string(), c.port)
-        } else {
-            (resp.error_code, resp.host.to_string(), resp.port)
-        };
-        if code != codes::NONE {
-            return Err(ClientError::Broker {
-                api: ApiKey::FindCoordinator,
-                code,
-            });
-        }
-        let addr = format!("{host}:{port}");
+        let addr = find_coordinator(
+            &mut conn,
+            CoordinatorKind::Group,
+            &self.group_id,
+            self.request_timeout,
+        )
+        .await?;
         tracing::debug!(group = %self.group_id, coordinator = %addr, "found group coordinator");
         self.connect(&addr).await
     }

@@ -24,6 +24,7 @@ pub mod codes {
     pub const SASL_AUTHENTICATION_FAILED: i16 = 58;
     pub const MEMBER_ID_REQUIRED: i16 = 79;
     pub const GROUP_MAX_SIZE_REACHED: i16 = 81;
+    pub const TRANSACTIONAL_ID_NOT_FOUND: i16 = 105;
 
     /// Errors no retry can fix: the worker must stop.
     pub fn is_fatal(code: i16) -> bool {

@@ -65,6 +65,7 @@ pub mod member;
 pub mod protocol;
 pub mod sasl;
 pub mod tls;
+pub mod transactions;
 
 pub use assignor::{ClusterConfigSnapshot, Work};
 pub use member::{GroupEvent, GroupHandle, MembershipConfig, spawn_member};

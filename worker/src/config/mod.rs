@@ -4,6 +4,7 @@
 //! act on (JVM plugin paths, REST extensions, metrics reporters) are logged once and ignored;
 //! keys nobody knows are logged once too; a value we cannot use fails start-up naming the key.
 
+pub mod auto_restart;
 pub mod clients;
 pub mod kafka;
 pub mod override_policy;
@@ -51,6 +52,9 @@ pub const TOPIC_TRACKING_ALLOW_RESET: &str = "topic.tracking.allow.reset";
 pub const OFFSET_FLUSH_INTERVAL_MS: &str = "offset.flush.interval.ms";
 pub const OFFSET_FLUSH_TIMEOUT_MS: &str = "offset.flush.timeout.ms";
 pub const TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS: &str = "task.shutdown.graceful.timeout.ms";
+/// Our key: how long the config writer's transaction may stay open before a worker aborts it
+/// (`-1`: never; see [`crate::stuck_transactions`]).
+pub const STUCK_TRANSACTION_TIMEOUT_MS: &str = "stuck.transaction.timeout.ms";
 pub const CONNECT_PROTOCOL: &str = "connect.protocol";
 pub const SESSION_TIMEOUT_MS: &str = "session.timeout.ms";
 pub const HEARTBEAT_INTERVAL_MS: &str = "heartbeat.interval.ms";
@@ -255,6 +259,11 @@ pub struct WorkerConfig {
     /// `task.shutdown.graceful.timeout.ms`: how long stopping tasks may take, together, before
     /// the ones still running are abandoned.
     pub task_shutdown_graceful_timeout: Duration,
+    /// `auto.restart.*`: restarts of failed connectors and tasks (connector configs may
+    /// override them).
+    pub auto_restart: auto_restart::AutoRestartPolicy,
+    /// `stuck.transaction.timeout.ms`; `None` (-1) leaves stuck transactions to the broker.
+    pub stuck_transaction_timeout: Option<Duration>,
     pub exactly_once_source_support: ExactlyOnceSourceSupport,
     pub inter_worker_key_ttl: Duration,
     pub request_timeout: Duration,
@@ -426,6 +435,19 @@ impl WorkerConfig {
                 worker_unsync_backoff: p.millis(WORKER_UNSYNC_BACKOFF_MS, 300_000)?,
                 task_shutdown_graceful_timeout: p
                     .millis(TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS, 5_000)?,
+                stuck_transaction_timeout: match p.long(STUCK_TRANSACTION_TIMEOUT_MS, 5_000)? {
+                    -1 => None,
+                    ms if ms > 0 => Some(Duration::from_millis(ms as u64)),
+                    _ => {
+                        return Err(p.invalid(
+                            STUCK_TRANSACTION_TIMEOUT_MS,
+                            "Value must be positive, or -1 to disable".into(),
+                        ));
+                    }
+                },
+                auto_restart: auto_restart::AutoRestartPolicy::default()
+                    .with_overrides(p.raw)
+                    .map_err(|(key, reason)| p.invalid(key, reason))?,
                 exactly_once_source_support: match p
                     .string(EXACTLY_ONCE_SOURCE_SUPPORT, "disabled")
                     .to_ascii_lowercase()
@@ -494,6 +516,12 @@ impl WorkerConfig {
 }
 
 const KNOWN_KEYS: &[&str] = &[
+    STUCK_TRANSACTION_TIMEOUT_MS,
+    auto_restart::AUTO_RESTART_ENABLE,
+    auto_restart::AUTO_RESTART_BACKOFF_INITIAL_MS,
+    auto_restart::AUTO_RESTART_BACKOFF_MAX_MS,
+    auto_restart::AUTO_RESTART_MAX_ATTEMPTS,
+    auto_restart::AUTO_RESTART_RESET_AFTER_MS,
     REST_EXTENSION_CLASSES,
     REST_BASIC_AUTH_JAAS_FILE,
     providers::CONFIG_PROVIDERS,

@@ -55,7 +55,7 @@ impl ExactlyOnceGate for HerderGate {
             .config_store
             .refresh(Duration::from_secs(30))
             .await
-            .map_err(|e| GateError::NotCurrent(format!("failed to read the config topic: {e}")))?;
+            .map_err(|e| GateError::Unknown(format!("failed to read the config topic: {e}")))?;
         if self
             .handle
             .config_store

@@ -36,6 +36,7 @@ mod error;
 mod fencing;
 mod gate;
 mod handle;
+mod heal;
 pub mod session_key;
 pub mod stage;
 mod to_leader;
@@ -67,6 +68,7 @@ use crate::config::{ExactlyOnceSourceSupport, WorkerConfig};
 use crate::metrics;
 use crate::runtime::TaskStatusListener;
 use crate::runtime::connector::ConnectorRequest;
+use crate::runtime::ledger::Work;
 use crate::runtime::worker::Worker;
 use crate::storage::{
     ClusterConfigState, ConfigBackingStore, ConfigUpdate, ConnectorTaskId, RestartRequest,
@@ -111,6 +113,8 @@ pub struct Herder {
     work_changed_at: Option<i64>,
     /// The protocol the group settled on at the last assignment.
     protocol: ConnectProtocolVersion,
+    /// Automatic restarts of failed work (`auto.restart.*`).
+    healer: heal::Healer,
 }
 
 /// Why the herder loop ended on its own (the worker then exits non-zero).
@@ -195,6 +199,7 @@ impl Herder {
             snapshot_rx,
         );
         let config_updates = parts.config_store.subscribe();
+        let session_timeout = parts.config.session_timeout;
         Herder {
             config: parts.config,
             config_store: parts.config_store,
@@ -218,6 +223,7 @@ impl Herder {
             rejoin_at: None,
             work_changed_at: None,
             protocol,
+            healer: heal::Healer::new(session_timeout),
         }
     }
 
@@ -523,6 +529,64 @@ impl Herder {
                 self.needs_task_configs.insert(name);
             }
         }
+        self.heal(&snapshot).await;
+    }
+
+    /// Restarts the failed connectors and tasks of this worker whose backoff is over
+    /// (`auto.restart.*`, see [`heal`]).
+    async fn heal(&mut self, snapshot: &ClusterConfigState) {
+        let (connectors, tasks) = (&self.owned_connectors, &self.owned_tasks);
+        self.healer.retain(|w| match w {
+            Work::Connector(c) => connectors.contains(c),
+            Work::Task(id) => tasks.contains(id),
+        });
+        let now = std::time::Instant::now();
+        let status = self.worker.status().clone();
+        let base = &self.config.auto_restart;
+        // A connector's own `auto.restart.*` keys apply to it and its tasks (validated at
+        // create; a config written elsewhere with invalid ones gets the worker's policy).
+        let policy = |connector: &str| {
+            snapshot
+                .connector_config(connector)
+                .and_then(|c| base.with_overrides(c).ok())
+                .unwrap_or_else(|| base.clone())
+        };
+        let mut due = Vec::new();
+        // Work whose config is gone (a deleted connector) waits for the next assignment.
+        for name in &self.owned_connectors {
+            if snapshot.connector_config(name).is_none() {
+                continue;
+            }
+            let work = Work::Connector(name.clone());
+            let local = status.local_state(&work);
+            if self
+                .healer
+                .due(&work, local.as_ref(), &policy(name), now, &status)
+            {
+                due.push(work);
+            }
+        }
+        for id in &self.owned_tasks {
+            if snapshot.task_config(id).is_none()
+                || snapshot.connector_config(&id.connector).is_none()
+            {
+                continue;
+            }
+            let work = Work::Task(id.clone());
+            let local = status.local_state(&work);
+            if self
+                .healer
+                .due(&work, local.as_ref(), &policy(&id.connector), now, &status)
+            {
+                due.push(work);
+            }
+        }
+        for work in due {
+            match work {
+                Work::Connector(name) => self.restart_connector_here(&name, snapshot).await,
+                Work::Task(id) => self.restart_task_here(&id, snapshot).await,
+            }
+        }
     }
 
     /// Claiming the privileged config writer and rotating the session key.
@@ -627,13 +691,20 @@ impl Herder {
         result
     }
 
-    /// Restarts one task if it is owned here (`POST .../tasks/{t}/restart`).
+    /// Restarts one task if it is owned here (`POST .../tasks/{t}/restart`); earlier automatic
+    /// attempts are forgotten.
     async fn restart_task(&mut self, id: &ConnectorTaskId) {
         if !self.owned_tasks.contains(id) {
             tracing::warn!(task = %id, "restart requested for a task this worker does not run");
             return;
         }
+        self.healer.reset(&Work::Task(id.clone()));
         let snapshot = self.config_store.snapshot();
+        self.restart_task_here(id, &snapshot).await;
+    }
+
+    /// Stops and starts a task owned here with its committed config.
+    async fn restart_task_here(&mut self, id: &ConnectorTaskId, snapshot: &ClusterConfigState) {
         let (Some(task_config), Some(config)) = (
             snapshot.task_config(id),
             snapshot.connector_config(&id.connector),
@@ -642,7 +713,20 @@ impl Herder {
         };
         tracing::info!(task = %id, "restarting task");
         self.worker.stop_tasks(std::slice::from_ref(id)).await;
-        self.start_task(id, task_config, config, &snapshot).await;
+        self.start_task(id, task_config, config, snapshot).await;
+    }
+
+    /// Stops and starts a connector owned here with its committed config.
+    async fn restart_connector_here(&mut self, name: &str, snapshot: &ClusterConfigState) {
+        let Some(config) = snapshot.connector_config(name).cloned() else {
+            return;
+        };
+        let target = snapshot.target_state(name).unwrap_or_default();
+        tracing::info!(connector = %name, "restarting connector");
+        self.worker.stop_connector(name).await;
+        self.worker.start_connector(name, &config, target);
+        self.applied_connector_configs
+            .insert(name.to_owned(), config);
     }
 
     /// Starts a task with its committed config under the connector's current generation.
@@ -675,9 +759,7 @@ impl Herder {
             }
             Err(e) => {
                 tracing::error!(task = %id, error = %e, "failed to start task");
-                self.worker
-                    .status()
-                    .on_failure(id, crate::runtime::error_trace(&e));
+                self.worker.status().on_failure(id, &e);
             }
         }
         self.applied_task_configs
@@ -687,10 +769,9 @@ impl Herder {
     /// Applies a restart request to the work owned here.
     async fn restart(&mut self, req: &RestartRequest) {
         let snapshot = self.config_store.snapshot();
-        let Some(config) = snapshot.connector_config(&req.connector).cloned() else {
+        if snapshot.connector_config(&req.connector).is_none() {
             return;
-        };
-        let target = snapshot.target_state(&req.connector).unwrap_or_default();
+        }
         let failed = |state: Option<crate::storage::ConnectorState>| {
             state == Some(crate::storage::ConnectorState::Failed)
         };
@@ -702,11 +783,8 @@ impl Herder {
                         .map(|s| s.state),
                 ))
         {
-            tracing::info!(connector = %req.connector, "restarting connector");
-            self.worker.stop_connector(&req.connector).await;
-            self.worker.start_connector(&req.connector, &config, target);
-            self.applied_connector_configs
-                .insert(req.connector.clone(), config.clone());
+            self.healer.reset(&Work::Connector(req.connector.clone()));
+            self.restart_connector_here(&req.connector, &snapshot).await;
         }
         if req.include_tasks {
             let tasks: Vec<ConnectorTaskId> = self
@@ -719,12 +797,8 @@ impl Herder {
                 .cloned()
                 .collect();
             for id in tasks {
-                let Some(task_config) = snapshot.task_config(&id) else {
-                    continue;
-                };
-                tracing::info!(task = %id, "restarting task");
-                self.worker.stop_tasks(std::slice::from_ref(&id)).await;
-                self.start_task(&id, task_config, &config, &snapshot).await;
+                self.healer.reset(&Work::Task(id.clone()));
+                self.restart_task_here(&id, &snapshot).await;
             }
         }
     }

@@ -135,6 +135,15 @@ impl HerderHandle {
                 }
             }
         }
+        // Our `auto.restart.*` keys, when the connector overrides the worker's.
+        if let Err((key, reason)) = self.config.auto_restart.with_overrides(props) {
+            let value = raw.get(key).cloned();
+            let message = format!(
+                "Invalid value {} for configuration {key}: {reason}",
+                value.as_deref().unwrap_or_default()
+            );
+            add_error_on(&mut infos, key, value, message);
+        }
         for (key, message) in providers.unresolved(raw) {
             add_error_on(&mut infos, &key, raw.get(&key).cloned(), message);
         }

@@ -27,6 +27,14 @@ use crate::storage::{ConnectorState, TargetState};
 /// What a connector runner reports (the herder writes it to the status topic).
 pub trait ConnectorStatusListener: Send + Sync {
     fn on_connector_state(&self, connector: &str, state: ConnectorState, trace: Option<String>);
+    /// The connector failed with `error` (its chain is the status `trace`).
+    fn on_connector_failed(&self, connector: &str, error: &ConnectError) {
+        self.on_connector_state(
+            connector,
+            ConnectorState::Failed,
+            Some(super::error_trace(error)),
+        );
+    }
 }
 
 /// Requests the connector makes of the herder.
@@ -71,9 +79,8 @@ impl ConnectorControl for Control {
 
 /// Reports the connector FAILED with `error`'s chain as the trace, and returns that trace.
 fn report_failed(status: &dyn ConnectorStatusListener, name: &str, error: &ConnectError) -> String {
-    let trace = super::error_trace(error);
-    status.on_connector_state(name, ConnectorState::Failed, Some(trace.clone()));
-    trace
+    status.on_connector_failed(name, error);
+    super::error_trace(error)
 }
 
 enum Instance {

@@ -49,6 +49,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::convert::RecordConverters;
+use super::ledger::NotRetriable;
 use super::source::{await_delivery, convert_record, partition_key, try_send};
 use super::topics::ActiveTopics;
 use super::{
@@ -78,6 +79,9 @@ pub enum GateError {
     /// The task was revoked, or its connector generated new task configs, meanwhile.
     #[error("{0}")]
     NotCurrent(String),
+    /// Whether the task is current could not be checked (the config topic could not be read).
+    #[error("{0}")]
+    Unknown(String),
     /// The task was stopped while waiting.
     #[error("the task was stopped")]
     Stopped,
@@ -269,7 +273,7 @@ pub async fn run_exactly_once_source_task(
         }
         Err(e) => {
             tracing::error!(task = %id, error = %e, "exactly-once source task failed");
-            status.on_failure(&id, super::error_trace(&e));
+            status.on_failure(&id, &e);
         }
     }
 }
@@ -312,7 +316,13 @@ async fn prepare(run: &ExactlyOnceSourceTaskRun) -> Result<(FutureProducer, Stri
     run.gate
         .still_current(&run.id, run.generation)
         .await
-        .map_err(|e| ConnectError::fatal(e.to_string()))?;
+        .map_err(|e| match e {
+            // Its successor runs (or will) under the new generation or on another worker.
+            GateError::NotCurrent(why) => ConnectError::fatal(why).with_source(NotRetriable(
+                "this instance of the task is no longer current (revoked, or its connector generated new task configs)".into(),
+            )),
+            e => ConnectError::fatal(e.to_string()),
+        })?;
     let offsets_topic = run.offsets.primary().topic().to_owned();
     run.offsets
         .primary()

@@ -18,6 +18,7 @@ pub mod consumer_errors;
 pub mod convert;
 pub mod errors;
 pub mod exactly_once;
+pub mod ledger;
 mod offsets;
 pub mod offsets_admin;
 pub mod panics;
@@ -32,7 +33,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use connect_api::connector::OffsetStorageReader;
-use connect_api::{SourceOffset, SourcePartition, Timer};
+use connect_api::{ConnectError, SourceOffset, SourcePartition, Timer};
 
 pub use crate::storage::ConnectorTaskId;
 
@@ -40,8 +41,8 @@ pub use crate::storage::ConnectorTaskId;
 pub trait TaskStatusListener: Send + Sync {
     fn on_running(&self, id: &ConnectorTaskId);
     fn on_paused(&self, id: &ConnectorTaskId);
-    /// The task failed; `trace` is the error chain shown as the status `trace`.
-    fn on_failure(&self, id: &ConnectorTaskId, trace: String);
+    /// The task failed with `error` (its chain is the status `trace`).
+    fn on_failure(&self, id: &ConnectorTaskId, error: &ConnectError);
     /// The task stopped cleanly (rebalance, shutdown, stop).
     fn on_shutdown(&self, id: &ConnectorTaskId);
     /// The task used `topic` for the first time in this run (KIP-558 active topics).

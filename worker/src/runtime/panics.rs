@@ -96,7 +96,7 @@ pub fn supervise_blocking(
 fn report(id: &ConnectorTaskId, status: &dyn TaskStatusListener, payload: &(dyn Any + Send)) {
     let e = panic_error(&format!("the runner of task {id}"), payload);
     tracing::error!(task = %id, error = %e, "task runner panicked");
-    status.on_failure(id, super::error_trace(&e));
+    status.on_failure(id, &e);
 }
 
 /// A source task whose panics are returned as errors.
@@ -210,8 +210,11 @@ mod tests {
     impl TaskStatusListener for Statuses {
         fn on_running(&self, _: &ConnectorTaskId) {}
         fn on_paused(&self, _: &ConnectorTaskId) {}
-        fn on_failure(&self, id: &ConnectorTaskId, trace: String) {
-            self.0.lock().unwrap().push((id.clone(), trace));
+        fn on_failure(&self, id: &ConnectorTaskId, error: &ConnectError) {
+            self.0
+                .lock()
+                .unwrap()
+                .push((id.clone(), crate::runtime::error_trace(error)));
         }
         fn on_shutdown(&self, _: &ConnectorTaskId) {}
     }

@@ -415,7 +415,7 @@ pub fn run_sink_task(run: SinkTaskRun, task: Box<dyn SinkTask>, rt: Handle) {
         }
         Err(e) => {
             tracing::error!(task = %id, error = %e, "sink task failed");
-            status.on_failure(&id, super::error_trace(&e));
+            status.on_failure(&id, &e);
         }
     }
 }

@@ -425,7 +425,7 @@ pub async fn run_source_task(run: SourceTaskRun, task: Box<dyn SourceTask>) {
         }
         Err(e) => {
             tracing::error!(task = %id, error = %e, "source task failed");
-            status.on_failure(&id, super::error_trace(&e));
+            status.on_failure(&id, &e);
         }
     }
 }

@@ -45,7 +45,7 @@ mod tests {
     impl TaskStatusListener for Calls {
         fn on_running(&self, _: &ConnectorTaskId) {}
         fn on_paused(&self, _: &ConnectorTaskId) {}
-        fn on_failure(&self, _: &ConnectorTaskId, _: String) {}
+        fn on_failure(&self, _: &ConnectorTaskId, _: &connect_api::ConnectError) {}
         fn on_shutdown(&self, _: &ConnectorTaskId) {}
         fn on_topic_used(&self, id: &ConnectorTaskId, topic: &str) {
             self.0.lock().unwrap().push(format!("{id}:{topic}"));

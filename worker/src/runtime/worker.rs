@@ -25,6 +25,7 @@ use super::errors::{DeadLetterQueue, ErrorHandler, StageClasses};
 use super::exactly_once::{
     ExactlyOnceGate, ExactlyOnceSourceTaskRun, run_exactly_once_source_task, task_transactional_id,
 };
+use super::ledger::{Ledger, LocalState, Work, why_not_retriable};
 use super::panics::{PanicSafeSinkTask, PanicSafeSourceTask, supervise, supervise_blocking};
 use super::sink::{SinkTaskRun, run_sink_task};
 use super::source::{SourceTaskRun, run_source_task};
@@ -58,6 +59,8 @@ pub struct StatusReporter {
     /// `topic.tracking.enable`: whether tasks' active topics are recorded.
     track_topics: bool,
     queue: mpsc::UnboundedSender<StatusUpdate>,
+    /// The last state reported for each connector and task, for automatic restarts.
+    ledger: Ledger,
 }
 
 enum StatusUpdate {
@@ -101,6 +104,7 @@ impl StatusReporter {
             task_versions: Mutex::default(),
             track_topics,
             queue,
+            ledger: Ledger::default(),
         })
     }
 
@@ -130,7 +134,19 @@ impl StatusReporter {
         };
     }
 
-    fn task(&self, id: &ConnectorTaskId, state: ConnectorState, trace: Option<String>) {
+    fn task(
+        &self,
+        id: &ConnectorTaskId,
+        state: ConnectorState,
+        trace: Option<String>,
+        not_retriable: Option<String>,
+    ) {
+        self.ledger
+            .record(Work::Task(id.clone()), state, trace.clone(), not_retriable);
+        self.send_task(id, state, trace);
+    }
+
+    fn send_task(&self, id: &ConnectorTaskId, state: ConnectorState, trace: Option<String>) {
         metrics::global().task_state(id, metric_state(state));
         let version = self
             .task_versions
@@ -151,16 +167,21 @@ impl StatusReporter {
 
 impl TaskStatusListener for StatusReporter {
     fn on_running(&self, id: &ConnectorTaskId) {
-        self.task(id, ConnectorState::Running, None);
+        self.task(id, ConnectorState::Running, None, None);
     }
     fn on_paused(&self, id: &ConnectorTaskId) {
-        self.task(id, ConnectorState::Paused, None);
+        self.task(id, ConnectorState::Paused, None, None);
     }
-    fn on_failure(&self, id: &ConnectorTaskId, trace: String) {
-        self.task(id, ConnectorState::Failed, Some(trace));
+    fn on_failure(&self, id: &ConnectorTaskId, error: &ConnectError) {
+        self.task(
+            id,
+            ConnectorState::Failed,
+            Some(super::error_trace(error)),
+            why_not_retriable(error),
+        );
     }
     fn on_shutdown(&self, id: &ConnectorTaskId) {
-        self.task(id, ConnectorState::Unassigned, None);
+        self.task(id, ConnectorState::Unassigned, None, None);
     }
     fn on_topic_used(&self, id: &ConnectorTaskId, topic: &str) {
         if !self.track_topics {
@@ -180,6 +201,50 @@ impl TaskStatusListener for StatusReporter {
 
 impl ConnectorStatusListener for StatusReporter {
     fn on_connector_state(&self, connector: &str, state: ConnectorState, trace: Option<String>) {
+        self.ledger.record(
+            Work::Connector(connector.to_owned()),
+            state,
+            trace.clone(),
+            None,
+        );
+        self.send_connector(connector, state, trace);
+    }
+
+    fn on_connector_failed(&self, connector: &str, error: &ConnectError) {
+        let trace = Some(super::error_trace(error));
+        self.ledger.record(
+            Work::Connector(connector.to_owned()),
+            ConnectorState::Failed,
+            trace.clone(),
+            why_not_retriable(error),
+        );
+        self.send_connector(connector, ConnectorState::Failed, trace);
+    }
+}
+
+impl StatusReporter {
+    /// The last state this worker reported for `work`.
+    pub fn local_state(&self, work: &Work) -> Option<LocalState> {
+        self.ledger.get(work)
+    }
+
+    /// Reports `work` FAILED again with its failure's trace followed by `note` (what automatic
+    /// restarts will do about it); the ledger keeps the failure as it was.
+    pub fn annotate_failure(&self, work: &Work, note: &str) {
+        let Some(local) = self.ledger.get(work) else {
+            return;
+        };
+        let trace = Some(match local.trace {
+            Some(t) => format!("{t}\n\n{note}"),
+            None => note.to_owned(),
+        });
+        match work {
+            Work::Connector(c) => self.send_connector(c, ConnectorState::Failed, trace),
+            Work::Task(id) => self.send_task(id, ConnectorState::Failed, trace),
+        }
+    }
+
+    fn send_connector(&self, connector: &str, state: ConnectorState, trace: Option<String>) {
         metrics::global().connector_state(connector, metric_state(state));
         let version = self
             .connector_versions
@@ -235,9 +300,9 @@ impl TaskStatusListener for AbandonableStatus {
             self.inner.on_paused(id);
         }
     }
-    fn on_failure(&self, id: &ConnectorTaskId, trace: String) {
+    fn on_failure(&self, id: &ConnectorTaskId, error: &ConnectError) {
         if self.live() {
-            self.inner.on_failure(id, trace);
+            self.inner.on_failure(id, error);
         }
     }
     fn on_shutdown(&self, id: &ConnectorTaskId) {
@@ -379,11 +444,7 @@ impl Worker {
                 metrics::global().connector_started(false);
                 let e = ConnectError::config(e.to_string());
                 tracing::error!(connector = %name, error = %e, "failed to resolve the connector config");
-                self.status.on_connector_state(
-                    name,
-                    ConnectorState::Failed,
-                    Some(super::error_trace(&e)),
-                );
+                self.status.on_connector_failed(name, &e);
                 return;
             }
         };
@@ -431,11 +492,7 @@ impl Worker {
             Err(e) => {
                 metrics::global().connector_started(false);
                 tracing::error!(connector = %name, error = %e, "failed to create connector");
-                self.status.on_connector_state(
-                    name,
-                    ConnectorState::Failed,
-                    Some(super::error_trace(&e)),
-                );
+                self.status.on_connector_failed(name, &e);
             }
         }
     }
@@ -444,6 +501,7 @@ impl Worker {
     /// `stop` (Apache's `Worker.CONNECTOR_GRACEFUL_SHUTDOWN_TIMEOUT_MS`); one that takes longer
     /// is abandoned with a line naming it.
     pub async fn stop_connector(&mut self, name: &str) {
+        self.status.ledger.forget(&Work::Connector(name.to_owned()));
         if let Some(handle) = self.connectors.remove(name) {
             if tokio::time::timeout(CONNECTOR_GRACEFUL_SHUTDOWN_TIMEOUT, handle.stop())
                 .await
@@ -532,7 +590,7 @@ impl Worker {
             }
             Err(e) => {
                 tracing::error!(task = %id, error = %e, "failed to start task");
-                self.status.on_failure(&id, super::error_trace(&e));
+                self.status.on_failure(&id, &e);
             }
         }
     }
@@ -756,6 +814,7 @@ impl Worker {
     pub async fn stop_tasks(&mut self, ids: &[ConnectorTaskId]) {
         let mut stopping = Vec::new();
         for id in ids {
+            self.status.ledger.forget(&Work::Task(id.clone()));
             if let Some(t) = self.tasks.remove(id) {
                 t.cancel.cancel();
                 stopping.push((id.clone(), t.done, t.abandoned));
