@@ -42,6 +42,10 @@ pub struct TransactionsClient {
     client_id: String,
     timeout: Duration,
     security: Security,
+    /// The last coordinator used, kept open for the next description of the same id (the
+    /// watchdog asks every few seconds: no new connection, TLS handshake or SASL login each
+    /// time). Dropped on any error, so the next call looks the coordinator up again.
+    cached: tokio::sync::Mutex<Option<(String, Connection)>>,
 }
 
 impl TransactionsClient {
@@ -56,6 +60,7 @@ impl TransactionsClient {
             client_id: client_id.to_owned(),
             timeout,
             security: Security::new(security)?,
+            cached: tokio::sync::Mutex::new(None),
         })
     }
 
@@ -68,10 +73,27 @@ impl TransactionsClient {
         &self,
         transactional_id: &str,
     ) -> Result<Option<TransactionDescription>, ClientError> {
+        let mut cached = self.cached.lock().await;
+        if let Some((id, mut conn)) = cached.take()
+            && id == transactional_id
+            && let Ok(d) = describe_on(&mut conn, transactional_id, self.timeout).await
+        {
+            *cached = Some((id, conn));
+            return Ok(d);
+        }
         let mut last = None;
         for broker in &self.bootstrap {
-            match self.describe_via(broker, transactional_id).await {
-                Ok(d) => return Ok(d),
+            let described = match self.coordinator_via(broker, transactional_id).await {
+                Ok(mut conn) => describe_on(&mut conn, transactional_id, self.timeout)
+                    .await
+                    .map(|d| (d, conn)),
+                Err(e) => Err(e),
+            };
+            match described {
+                Ok((d, conn)) => {
+                    *cached = Some((transactional_id.to_owned(), conn));
+                    return Ok(d);
+                }
                 Err(e) => last = Some(e),
             }
         }
@@ -81,11 +103,12 @@ impl TransactionsClient {
         }))
     }
 
-    async fn describe_via(
+    /// A connection to `transactional_id`'s coordinator, found through `broker`.
+    async fn coordinator_via(
         &self,
         broker: &str,
         transactional_id: &str,
-    ) -> Result<Option<TransactionDescription>, ClientError> {
+    ) -> Result<Connection, ClientError> {
         let mut conn = self.connect(broker).await?;
         let coordinator = find_coordinator(
             &mut conn,
@@ -94,59 +117,66 @@ impl TransactionsClient {
             self.timeout,
         )
         .await?;
-        let mut conn = if coordinator == broker {
-            conn
+        if coordinator == broker {
+            Ok(conn)
         } else {
-            self.connect(&coordinator).await?
-        };
-        let Some(version) = conn.optional_version(ApiKey::DescribeTransactions) else {
-            return Ok(None);
-        };
-        let req =
-            DescribeTransactionsRequest::default().with_transactional_ids(vec![TransactionalId(
-                StrBytes::from_string(transactional_id.to_owned()),
-            )]);
-        let resp = conn.send(&req, version, self.timeout).await?;
-        let state =
-            resp.transaction_states
-                .into_iter()
-                .next()
-                .ok_or_else(|| ClientError::Protocol {
-                    broker: coordinator.clone(),
-                    reason: "DescribeTransactions returned no state".into(),
-                })?;
-        match state.error_code {
-            codes::NONE => {}
-            // Never used, or expired: nothing is open.
-            codes::TRANSACTIONAL_ID_NOT_FOUND => {
-                return Ok(Some(TransactionDescription {
-                    transactional_id: transactional_id.to_owned(),
-                    state: "Empty".into(),
-                    started_ms: None,
-                    producer_id: -1,
-                    producer_epoch: -1,
-                    topics: Vec::new(),
-                }));
-            }
-            code => {
-                return Err(ClientError::Broker {
-                    api: ApiKey::DescribeTransactions,
-                    code,
-                });
-            }
+            self.connect(&coordinator).await
         }
-        Ok(Some(TransactionDescription {
-            transactional_id: transactional_id.to_owned(),
-            state: state.transaction_state.to_string(),
-            started_ms: (state.transaction_start_time_ms >= 0)
-                .then_some(state.transaction_start_time_ms),
-            producer_id: state.producer_id.0,
-            producer_epoch: state.producer_epoch,
-            topics: state
-                .topics
-                .into_iter()
-                .map(|t| (t.topic.0.to_string(), t.partitions))
-                .collect(),
-        }))
     }
+}
+
+/// DescribeTransactions of one id on its coordinator's connection.
+async fn describe_on(
+    conn: &mut Connection,
+    transactional_id: &str,
+    timeout: Duration,
+) -> Result<Option<TransactionDescription>, ClientError> {
+    let Some(version) = conn.optional_version(ApiKey::DescribeTransactions) else {
+        return Ok(None);
+    };
+    let req = DescribeTransactionsRequest::default().with_transactional_ids(vec![TransactionalId(
+        StrBytes::from_string(transactional_id.to_owned()),
+    )]);
+    let resp = conn.send(&req, version, timeout).await?;
+    let state =
+        resp.transaction_states
+            .into_iter()
+            .next()
+            .ok_or_else(|| ClientError::Protocol {
+                broker: conn.broker().to_owned(),
+                reason: "DescribeTransactions returned no state".into(),
+            })?;
+    match state.error_code {
+        codes::NONE => {}
+        // Never used, or expired: nothing is open.
+        codes::TRANSACTIONAL_ID_NOT_FOUND => {
+            return Ok(Some(TransactionDescription {
+                transactional_id: transactional_id.to_owned(),
+                state: "Empty".into(),
+                started_ms: None,
+                producer_id: -1,
+                producer_epoch: -1,
+                topics: Vec::new(),
+            }));
+        }
+        code => {
+            return Err(ClientError::Broker {
+                api: ApiKey::DescribeTransactions,
+                code,
+            });
+        }
+    }
+    Ok(Some(TransactionDescription {
+        transactional_id: transactional_id.to_owned(),
+        state: state.transaction_state.to_string(),
+        started_ms: (state.transaction_start_time_ms >= 0)
+            .then_some(state.transaction_start_time_ms),
+        producer_id: state.producer_id.0,
+        producer_epoch: state.producer_epoch,
+        topics: state
+            .topics
+            .into_iter()
+            .map(|t| (t.topic.0.to_string(), t.partitions))
+            .collect(),
+    }))
 }
