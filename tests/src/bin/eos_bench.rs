@@ -13,8 +13,10 @@
 //!   int64 value into a map, `InsertField$Value`, `RegexRouter` to the same topic), to price the
 //!   transformation chain
 //!
-//! Run: `cargo run --release -p connect-tests --bin eos_bench -- [records] [batch] [modes]`,
-//! `modes` a comma list of `bare,alo,eos,smt` (default: all)
+//! Run: `cargo run --release -p connect-tests --bin eos_bench -- [records] [batch] [modes]
+//! [rounds]`, `modes` a comma list of `bare,alo,eos,smt` (default: all); with `rounds` > 1 the
+//! at-least-once and SMT runs alternate that many times and the median chain cost is printed
+//! (one round's ratio is noisy on a shared machine)
 //! (the worker binary is built in debug unless CONNECT_WORKER_BIN points at a release build).
 
 use std::time::{Duration, Instant};
@@ -182,16 +184,24 @@ fn main() {
     );
     let bare = on("bare").then(|| bare_transactional(n, batch));
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let alo = rt.block_on(worker_run(
-        "at-least-once",
-        "disabled",
-        None,
-        n,
-        batch,
-        false,
-    ));
-    let smt = on("smt")
-        .then(|| rt.block_on(worker_run("alo + 3 SMTs", "disabled", None, n, batch, true)));
+    let rounds: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(1).max(1);
+    let mut costs = Vec::new();
+    let (mut alo, mut smt) = (0.0, None);
+    for _ in 0..rounds {
+        alo = rt.block_on(worker_run(
+            "at-least-once",
+            "disabled",
+            None,
+            n,
+            batch,
+            false,
+        ));
+        smt = on("smt")
+            .then(|| rt.block_on(worker_run("alo + 3 SMTs", "disabled", None, n, batch, true)));
+        if let Some(smt) = smt {
+            costs.push((1.0 - smt / alo) * 100.0);
+        }
+    }
     let mut rows = Vec::new();
     if on("eos") {
         for b in ["poll", "interval", "connector"] {
@@ -214,6 +224,20 @@ fn main() {
             "alo + 3 SMTs = {:.2}x at-least-once (the chain costs {:.1}% of throughput)",
             smt / alo,
             (1.0 - smt / alo) * 100.0
+        );
+    }
+    if costs.len() > 1 {
+        costs.sort_by(f64::total_cmp);
+        let median = if costs.len() % 2 == 1 {
+            costs[costs.len() / 2]
+        } else {
+            (costs[costs.len() / 2 - 1] + costs[costs.len() / 2]) / 2.0
+        };
+        let rounded: Vec<String> = costs.iter().map(|c| format!("{c:.1}")).collect();
+        println!(
+            "the chain's cost over {} rounds: median {median:.1}% (sorted: {})",
+            costs.len(),
+            rounded.join(", ")
         );
     }
     for (b, r) in rows {
