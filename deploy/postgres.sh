@@ -95,7 +95,7 @@ up() {
       as_pg "$bin/initdb" -D "$data" -U postgres --auth=trust -E UTF8 >"$home/initdb.log" 2>&1 \
         || { cat "$home/initdb.log" >&2; exit 1; }
     fi
-    password_rule
+    password_rule || true  # false when the rule is already there (a restart)
     as_pg "$bin/pg_ctl" -D "$data" -l "$home/postgres.log" -w -t 60 \
       -o "-p $port -k $home/sock -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off -c ssl=on -c ssl_cert_file=$home/tls/server.pem -c ssl_key_file=$home/tls/server.key" \
       start >/dev/null || { tail -n 30 "$home/postgres.log" >&2; exit 1; }

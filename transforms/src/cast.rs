@@ -346,16 +346,17 @@ impl Transformation for Cast {
         Ok(())
     }
 
-    fn apply(&self, mut record: Record) -> Result<Option<Record>> {
-        if self.side.value(&record).is_null() {
-            return Ok(Some(record));
+    fn apply(&self, record: &mut Record) -> Result<bool> {
+        if self.side.value(record).is_null() {
+            return Ok(true);
         }
-        let (schema, value) = self.side.take(&mut record);
+        let (schema, value) = self.side.take(record);
         match schema {
             None => {
                 if let Some(t) = self.whole() {
                     let v = cast_value(None, &value, t)?;
-                    return Ok(Some(self.side.set(record, None, v)));
+                    self.side.set(record, None, v);
+                    return Ok(true);
                 }
                 let entries = require_map(&value, PURPOSE)?;
                 let mut out = entries.to_vec();
@@ -364,7 +365,8 @@ impl Transformation for Cast {
                     let v = map_get(entries, f).cloned().unwrap_or(Value::Null);
                     map_put(&mut out, f, cast_value(None, &v, *t)?);
                 }
-                Ok(Some(self.side.set(record, None, Value::Map(out))))
+                self.side.set(record, None, Value::Map(out));
+                Ok(true)
             }
             Some(schema) => {
                 let updated = self
@@ -372,7 +374,8 @@ impl Transformation for Cast {
                     .get_or_try_insert(&schema, || self.updated_schema(&schema))?;
                 if let Some(t) = self.whole() {
                     let v = cast_value(Some(&schema), &value, t)?;
-                    return Ok(Some(self.side.set(record, Some(updated), v)));
+                    self.side.set(record, Some(updated), v);
+                    return Ok(true);
                 }
                 let s = require_struct(&value, PURPOSE)?;
                 let mut fields = Vec::with_capacity(schema.fields().len());
@@ -385,11 +388,8 @@ impl Transformation for Cast {
                     fields.push((f.name.clone(), v));
                 }
                 let out = build_struct(&updated, fields)?;
-                Ok(Some(self.side.set(
-                    record,
-                    Some(updated),
-                    Value::Struct(out),
-                )))
+                self.side.set(record, Some(updated), Value::Struct(out));
+                Ok(true)
             }
         }
     }

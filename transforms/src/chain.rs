@@ -140,15 +140,20 @@ impl TransformChain {
 
     /// Applies every stage in order; `Ok(None)` when a stage dropped the record.
     pub fn apply(&self, mut record: Record) -> std::result::Result<Option<Record>, TransformError> {
+        Ok(self.apply_in_place(&mut record)?.then_some(record))
+    }
+
+    /// [`TransformChain::apply`] on a record in place; `false` when a stage dropped it.
+    pub fn apply_in_place(&self, record: &mut Record) -> std::result::Result<bool, TransformError> {
         for stage in &self.stages {
             if let Some((p, negate)) = &stage.predicate
-                && p.test(&record) == *negate
+                && p.test(record) == *negate
             {
                 continue;
             }
             match stage.transform.apply(record) {
-                Ok(Some(r)) => record = r,
-                Ok(None) => return Ok(None),
+                Ok(true) => {}
+                Ok(false) => return Ok(false),
                 Err(error) => {
                     return Err(TransformError {
                         class: stage.class.clone(),
@@ -157,7 +162,7 @@ impl TransformChain {
                 }
             }
         }
-        Ok(Some(record))
+        Ok(true)
     }
 
     /// [`TransformChain::apply`] on a source record (partition and offset kept).
@@ -185,11 +190,12 @@ impl TransformChain {
     /// [`TransformChain::apply`] on the data of a source record, which the caller keeps (the
     /// runtime needs the original for its offsets and `commitRecord`); the source partition and
     /// offset are not copied.
+    #[inline]
     pub fn apply_source_data(
         &self,
         record: &SourceRecord,
     ) -> std::result::Result<Option<Record>, TransformError> {
-        self.apply(Record {
+        let mut data = Record {
             topic: record.topic.clone(),
             kafka_partition: record.kafka_partition,
             key_schema: record.key_schema.clone(),
@@ -199,7 +205,8 @@ impl TransformChain {
             timestamp: record.timestamp,
             headers: record.headers.clone(),
             kafka_offset: None,
-        })
+        };
+        Ok(self.apply_in_place(&mut data)?.then_some(data))
     }
 
     /// [`TransformChain::apply`] on a sink record (offset, timestamp type and the original

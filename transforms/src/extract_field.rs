@@ -55,19 +55,20 @@ impl Transformation for ExtractField {
         Ok(())
     }
 
-    fn apply(&self, mut record: Record) -> Result<Option<Record>> {
+    fn apply(&self, record: &mut Record) -> Result<bool> {
         let path = self
             .path
             .as_ref()
             .ok_or_else(|| ConnectError::fatal("ExtractField is not configured"))?;
-        let (schema, value) = self.side.take(&mut record);
+        let (schema, value) = self.side.take(record);
         match schema {
             None => {
                 let extracted = match value {
                     Value::Null => Value::Null,
                     ref v => path.value_from_map(require_map(v, PURPOSE)?)?,
                 };
-                Ok(Some(self.side.set(record, None, extracted)))
+                self.side.set(record, None, extracted);
+                Ok(true)
             }
             Some(schema) => {
                 let s = match &value {
@@ -81,11 +82,8 @@ impl Transformation for ExtractField {
                     None => Value::Null,
                     Some(s) => path.value_from_struct(s, self.replace_null_with_default)?,
                 };
-                Ok(Some(self.side.set(
-                    record,
-                    Some(field.schema.clone()),
-                    extracted,
-                )))
+                self.side.set(record, Some(field.schema.clone()), extracted);
+                Ok(true)
             }
         }
     }

@@ -13,8 +13,8 @@ impl Transformation for Filter {
         Ok(())
     }
 
-    fn apply(&self, _record: Record) -> Result<Option<Record>> {
-        Ok(None)
+    fn apply(&self, _record: &mut Record) -> Result<bool> {
+        Ok(false)
     }
 
     fn config_def(&self) -> ConfigDef {

@@ -170,17 +170,18 @@ impl Transformation for Flatten {
         Ok(())
     }
 
-    fn apply(&self, mut record: Record) -> Result<Option<Record>> {
-        if self.side.value(&record).is_null() {
-            return Ok(Some(record));
+    fn apply(&self, record: &mut Record) -> Result<bool> {
+        if self.side.value(record).is_null() {
+            return Ok(true);
         }
-        let (schema, value) = self.side.take(&mut record);
+        let (schema, value) = self.side.take(record);
         match schema {
             None => {
                 let entries = require_map(&value, PURPOSE)?;
                 let mut out = Vec::with_capacity(entries.len());
                 self.flatten_map(entries, "", &mut out)?;
-                Ok(Some(self.side.set(record, None, Value::Map(out))))
+                self.side.set(record, None, Value::Map(out));
+                Ok(true)
             }
             Some(schema) => {
                 let s = require_struct(&value, PURPOSE)?;
@@ -196,11 +197,8 @@ impl Transformation for Flatten {
                 })?;
                 let mut out = Struct::new(updated.clone());
                 self.flatten_struct(Some(s), "", &mut out)?;
-                Ok(Some(self.side.set(
-                    record,
-                    Some(updated),
-                    Value::Struct(out),
-                )))
+                self.side.set(record, Some(updated), Value::Struct(out));
+                Ok(true)
             }
         }
     }

@@ -91,13 +91,13 @@ impl Transformation for InsertHeader {
         Ok(())
     }
 
-    fn apply(&self, mut record: Record) -> Result<Option<Record>> {
+    fn apply(&self, record: &mut Record) -> Result<bool> {
         let (schema, value) = self
             .literal
             .clone()
             .ok_or_else(|| ConnectError::fatal("InsertHeader is not configured"))?;
         record.headers.add(self.header.clone(), Some(schema), value);
-        Ok(Some(record))
+        Ok(true)
     }
 
     fn config_def(&self) -> ConfigDef {
@@ -131,7 +131,7 @@ impl Transformation for DropHeaders {
         Ok(())
     }
 
-    fn apply(&self, mut record: Record) -> Result<Option<Record>> {
+    fn apply(&self, record: &mut Record) -> Result<bool> {
         if record.headers.iter().any(|h| self.headers.contains(&h.key)) {
             let mut kept = Headers::new();
             for h in record
@@ -143,7 +143,7 @@ impl Transformation for DropHeaders {
             }
             record.headers = kept;
         }
-        Ok(Some(record))
+        Ok(true)
     }
 
     fn config_def(&self) -> ConfigDef {
@@ -214,8 +214,8 @@ impl Transformation for HeaderFrom {
         Ok(())
     }
 
-    fn apply(&self, mut record: Record) -> Result<Option<Record>> {
-        let (schema, value) = self.side.take(&mut record);
+    fn apply(&self, record: &mut Record) -> Result<bool> {
+        let (schema, value) = self.side.take(record);
         match schema {
             None => {
                 let entries = require_map(&value, self.purpose())?;
@@ -227,7 +227,8 @@ impl Transformation for HeaderFrom {
                     }
                     record.headers.add(header.clone(), None, v);
                 }
-                Ok(Some(self.side.set(record, None, Value::Map(updated))))
+                self.side.set(record, None, Value::Map(updated));
+                Ok(true)
             }
             Some(schema) => {
                 let s = require_struct(&value, self.purpose())?;
@@ -269,7 +270,8 @@ impl Transformation for HeaderFrom {
                         })?;
                     record.headers.add(header.clone(), Some(fs), v);
                 }
-                Ok(Some(self.side.set(record, Some(new_schema), new_value)))
+                self.side.set(record, Some(new_schema), new_value);
+                Ok(true)
             }
         }
     }

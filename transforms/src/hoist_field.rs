@@ -42,12 +42,13 @@ impl Transformation for HoistField {
         Ok(())
     }
 
-    fn apply(&self, mut record: Record) -> Result<Option<Record>> {
-        let (schema, value) = self.side.take(&mut record);
+    fn apply(&self, record: &mut Record) -> Result<bool> {
+        let (schema, value) = self.side.take(record);
         match schema {
             None => {
                 let map = vec![(Value::String(self.field.clone()), value)];
-                Ok(Some(self.side.set(record, None, Value::Map(map))))
+                self.side.set(record, None, Value::Map(map));
+                Ok(true)
             }
             Some(schema) => {
                 let updated = self.cache.get_or_try_insert(&schema, || {
@@ -56,7 +57,8 @@ impl Transformation for HoistField {
                         .build())
                 })?;
                 let s = build_struct(&updated, [(self.field.as_str(), value)])?;
-                Ok(Some(self.side.set(record, Some(updated), Value::Struct(s))))
+                self.side.set(record, Some(updated), Value::Struct(s));
+                Ok(true)
             }
         }
     }

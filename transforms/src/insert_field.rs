@@ -5,8 +5,7 @@ use connect_api::data::{Schema, SchemaBuilder, Value, logical};
 use connect_api::{ConnectError, Result};
 
 use crate::util::{
-    SchemaCache, build_struct, copy_schema_basics, field_value, map_put, require_map,
-    require_struct,
+    SchemaCache, copy_schema_basics, extend_struct, map_put, require_map, require_struct,
 };
 use crate::{Record, Side, Transformation};
 
@@ -157,22 +156,27 @@ impl InsertField {
     }
 
     /// The (name, value) pairs to insert, in Apache's order.
-    fn insertions(&self, record: &Record) -> Result<Vec<(&str, Value)>> {
-        let mut out = Vec::new();
+    fn insertions(&self, record: &Record) -> Result<[Option<(&str, Value)>; 5]> {
+        let mut out = [None, None, None, None, None];
+        let mut n = 0;
+        let mut push = |name, v| {
+            out[n] = Some((name, v));
+            n += 1;
+        };
         if let Some(s) = &self.topic {
-            out.push((s.name.as_str(), Value::String(record.topic.clone())));
+            push(s.name.as_str(), Value::String(record.topic.clone()));
         }
         if let (Some(s), Some(p)) = (&self.partition, record.kafka_partition) {
-            out.push((s.name.as_str(), Value::Int32(p)));
+            push(s.name.as_str(), Value::Int32(p));
         }
         if let Some(s) = &self.offset {
-            out.push((s.name.as_str(), Value::Int64(self.offset_of(record)?)));
+            push(s.name.as_str(), Value::Int64(self.offset_of(record)?));
         }
         if let (Some(s), Some(ts)) = (&self.timestamp, record.timestamp) {
-            out.push((s.name.as_str(), Value::Int64(ts)));
+            push(s.name.as_str(), Value::Int64(ts));
         }
         if let (Some(s), Some(v)) = (&self.static_field, &self.static_value) {
-            out.push((s.name.as_str(), Value::String(v.clone())));
+            push(s.name.as_str(), Value::String(v.clone()));
         }
         Ok(out)
     }
@@ -211,40 +215,45 @@ impl Transformation for InsertField {
         Ok(())
     }
 
-    fn apply(&self, mut record: Record) -> Result<Option<Record>> {
-        if self.side.value(&record).is_null() {
-            return Ok(Some(record));
+    fn apply(&self, record: &mut Record) -> Result<bool> {
+        if self.side.value(record).is_null() {
+            return Ok(true);
         }
-        let inserted = self.insertions(&record)?;
-        let (schema, value) = self.side.take(&mut record);
+        let (schema, value) = self.side.take(record);
         match schema {
             None => {
                 let mut entries = require_map(&value, PURPOSE)?.to_vec();
-                for (name, v) in inserted {
+                for (name, v) in self.insertions(record)?.into_iter().flatten() {
                     map_put(&mut entries, name, v);
                 }
-                Ok(Some(self.side.set(record, None, Value::Map(entries))))
+                self.side.set(record, None, Value::Map(entries));
+                Ok(true)
             }
-            Some(schema) => {
-                let value = require_struct(&value, PURPOSE)?;
+            Some(_) => {
+                require_struct(&value, PURPOSE)?;
+                let Value::Struct(value) = value else {
+                    unreachable!("require_struct checked the type")
+                };
                 let updated = self.cache.get_or_try_insert(value.schema(), || {
                     Ok(self.updated_schema(value.schema()))
                 })?;
-                let mut fields: Vec<(&str, Value)> = value
-                    .schema()
-                    .fields()
-                    .iter()
-                    .map(|f| {
-                        (
-                            f.name.as_str(),
-                            field_value(value, &f.name, self.replace_null_with_default),
-                        )
-                    })
-                    .collect();
-                fields.extend(inserted);
-                let s = build_struct(&updated, fields)?;
-                let _ = schema;
-                Ok(Some(self.side.set(record, Some(updated), Value::Struct(s))))
+                // The struct is ours: its values move into the new one (a null takes the
+                // field's default, as Apache's copy does), followed by the insertions.
+                let original = value.schema().clone();
+                let mut values = value.into_values();
+                if self.replace_null_with_default {
+                    for (f, v) in original.fields().iter().zip(values.iter_mut()) {
+                        if v.is_null()
+                            && let Some(d) = f.schema.default_value()
+                        {
+                            *v = d.clone();
+                        }
+                    }
+                }
+                let inserted = self.insertions(record)?;
+                let s = extend_struct(&updated, values, inserted.into_iter().flatten())?;
+                self.side.set(record, Some(updated), Value::Struct(s));
+                Ok(true)
             }
         }
     }

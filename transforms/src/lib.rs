@@ -78,8 +78,10 @@ impl Record {
 pub trait Transformation: Send + Sync {
     /// Configures from the transform's own keys (the `transforms.<alias>.` prefix removed).
     fn configure(&mut self, props: &ConfigMap) -> Result<()>;
-    /// The transformed record, or `None` to drop it.
-    fn apply(&self, record: Record) -> Result<Option<Record>>;
+    /// Transforms the record in place (records are moved through the chain by reference:
+    /// a `Record` is ~180 bytes, and moving it in and out of every stage showed in profiles);
+    /// `false` drops it. After an error the record is not used again.
+    fn apply(&self, record: &mut Record) -> Result<bool>;
     fn config_def(&self) -> ConfigDef;
 }
 
@@ -142,7 +144,7 @@ impl Side {
     }
 
     /// Java's `newRecord` of the variant: replaces the operated schema and value.
-    pub fn set(self, mut r: Record, schema: Option<Schema>, value: Value) -> Record {
+    pub fn set(self, r: &mut Record, schema: Option<Schema>, value: Value) {
         match self {
             Self::Key => {
                 r.key_schema = schema;
@@ -153,6 +155,5 @@ impl Side {
                 r.value = value;
             }
         }
-        r
     }
 }

@@ -137,8 +137,8 @@ impl Transformation for MaskField {
         Ok(())
     }
 
-    fn apply(&self, mut record: Record) -> Result<Option<Record>> {
-        let (schema, value) = self.side.take(&mut record);
+    fn apply(&self, record: &mut Record) -> Result<bool> {
+        let (schema, value) = self.side.take(record);
         match schema {
             None => {
                 let entries = require_map(&value, PURPOSE)?;
@@ -147,7 +147,8 @@ impl Transformation for MaskField {
                     let v = map_get(entries, f).cloned().unwrap_or(Value::Null);
                     map_put(&mut out, f, self.masked(v)?);
                 }
-                Ok(Some(self.side.set(record, None, Value::Map(out))))
+                self.side.set(record, None, Value::Map(out));
+                Ok(true)
             }
             Some(schema) => {
                 let value = require_struct(&value, PURPOSE)?;
@@ -162,7 +163,8 @@ impl Transformation for MaskField {
                     fields.push((f.name.clone(), v));
                 }
                 let s = build_struct(value.schema(), fields)?;
-                Ok(Some(self.side.set(record, Some(schema), Value::Struct(s))))
+                self.side.set(record, Some(schema), Value::Struct(s));
+                Ok(true)
             }
         }
     }

@@ -143,11 +143,11 @@ impl Transformation for ReplaceField {
         Ok(())
     }
 
-    fn apply(&self, mut record: Record) -> Result<Option<Record>> {
-        if self.side.value(&record).is_null() {
-            return Ok(Some(record));
+    fn apply(&self, record: &mut Record) -> Result<bool> {
+        if self.side.value(record).is_null() {
+            return Ok(true);
         }
-        let (schema, value) = self.side.take(&mut record);
+        let (schema, value) = self.side.take(record);
         match schema {
             None => {
                 let entries = require_map(&value, PURPOSE)?;
@@ -163,7 +163,8 @@ impl Transformation for ReplaceField {
                         }
                     }
                 }
-                Ok(Some(self.side.set(record, None, Value::Map(out))))
+                self.side.set(record, None, Value::Map(out));
+                Ok(true)
             }
             Some(_) => {
                 let value = require_struct(&value, PURPOSE)?;
@@ -178,7 +179,8 @@ impl Transformation for ReplaceField {
                     )
                 });
                 let s = build_struct(&updated, fields.collect::<Vec<_>>())?;
-                Ok(Some(self.side.set(record, Some(updated), Value::Struct(s))))
+                self.side.set(record, Some(updated), Value::Struct(s));
+                Ok(true)
             }
         }
     }

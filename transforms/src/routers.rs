@@ -149,13 +149,13 @@ impl Transformation for RegexRouter {
         Ok(())
     }
 
-    fn apply(&self, mut record: Record) -> Result<Option<Record>> {
+    fn apply(&self, record: &mut Record) -> Result<bool> {
         let mut routed = self.routed.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, out)) = routed.iter().find(|(t, _)| *t == record.topic) {
             if let Some(topic) = out {
                 record.topic.clone_from(topic);
             }
-            return Ok(Some(record));
+            return Ok(true);
         }
         let regex = self
             .regex
@@ -180,7 +180,7 @@ impl Transformation for RegexRouter {
         if let Some(topic) = out {
             record.topic = topic;
         }
-        Ok(Some(record))
+        Ok(true)
     }
 
     fn config_def(&self) -> ConfigDef {
@@ -214,11 +214,11 @@ impl Transformation for TimestampRouter {
         Ok(())
     }
 
-    fn apply(&self, mut record: Record) -> Result<Option<Record>> {
+    fn apply(&self, record: &mut Record) -> Result<bool> {
         let Some(ts) = record.timestamp else {
             return Err(ConnectError::data(format!(
                 "Timestamp missing on record: {}",
-                record_string(&record)
+                record_string(record)
             )));
         };
         // Apache builds the SimpleDateFormat lazily, so a bad pattern fails here, not in configure.
@@ -228,7 +228,7 @@ impl Transformation for TimestampRouter {
             .topic_format
             .replace("${topic}", &record.topic)
             .replace("${timestamp}", &formatted);
-        Ok(Some(record))
+        Ok(true)
     }
 
     fn config_def(&self) -> ConfigDef {

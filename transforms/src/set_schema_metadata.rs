@@ -107,17 +107,17 @@ impl Transformation for SetSchemaMetadata {
         Ok(())
     }
 
-    fn apply(&self, mut record: Record) -> Result<Option<Record>> {
-        if self.side.value(&record).is_null() && self.side.schema(&record).is_none() {
-            return Ok(Some(record));
+    fn apply(&self, record: &mut Record) -> Result<bool> {
+        if self.side.value(record).is_null() && self.side.schema(record).is_none() {
+            return Ok(true);
         }
-        let schema = require_schema(self.side.schema(&record), "updating schema metadata")?;
+        let schema = require_schema(self.side.schema(record), "updating schema metadata")?;
         if schema.schema_type() != SchemaType::Struct {
             // Apache rebuilds the schema with `schema.fields()`, which throws for non-structs.
             return Err(ConnectError::data("Cannot list fields on non-struct type"));
         }
         let updated = self.updated(schema);
-        let (_, value) = self.side.take(&mut record);
+        let (_, value) = self.side.take(record);
         let value = match value {
             Value::Struct(s) => {
                 let fields = updated
@@ -134,7 +134,8 @@ impl Transformation for SetSchemaMetadata {
             }
             other => other,
         };
-        Ok(Some(self.side.set(record, Some(updated), value)))
+        self.side.set(record, Some(updated), value);
+        Ok(true)
     }
 
     fn config_def(&self) -> ConfigDef {

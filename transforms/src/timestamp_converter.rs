@@ -240,13 +240,14 @@ impl Transformation for TimestampConverter {
         Ok(())
     }
 
-    fn apply(&self, mut record: Record) -> Result<Option<Record>> {
-        let (schema, value) = self.side.take(&mut record);
+    fn apply(&self, record: &mut Record) -> Result<bool> {
+        let (schema, value) = self.side.take(record);
         match schema {
             None => {
                 if value.is_null() || self.field.is_empty() {
                     let v = self.convert(&value, None, true)?;
-                    return Ok(Some(self.side.set(record, None, v)));
+                    self.side.set(record, None, v);
+                    return Ok(true);
                 }
                 let entries = require_map(&value, PURPOSE)?;
                 let mut out = entries.to_vec();
@@ -254,13 +255,15 @@ impl Transformation for TimestampConverter {
                     .cloned()
                     .unwrap_or(Value::Null);
                 map_put(&mut out, &self.field, self.convert(&v, None, true)?);
-                Ok(Some(self.side.set(record, None, Value::Map(out))))
+                self.side.set(record, None, Value::Map(out));
+                Ok(true)
             }
             Some(schema) if self.field.is_empty() => {
                 let updated = self.target.schema(schema.is_optional());
                 let from = Kind::from_schema(&schema)?;
                 let v = self.convert(&value, Some(from), false)?;
-                Ok(Some(self.side.set(record, Some(updated), v)))
+                self.side.set(record, Some(updated), v);
+                Ok(true)
             }
             Some(schema) => {
                 let s = match &value {
@@ -283,7 +286,8 @@ impl Transformation for TimestampConverter {
                     Ok(b.build())
                 })?;
                 let Some(s) = s else {
-                    return Ok(Some(self.side.set(record, Some(updated), Value::Null)));
+                    self.side.set(record, Some(updated), Value::Null);
+                    return Ok(true);
                 };
                 let mut fields = Vec::with_capacity(schema.fields().len());
                 for f in s.schema().fields() {
@@ -296,11 +300,8 @@ impl Transformation for TimestampConverter {
                     fields.push((f.name.clone(), v));
                 }
                 let out = build_struct(&updated, fields)?;
-                Ok(Some(self.side.set(
-                    record,
-                    Some(updated),
-                    Value::Struct(out),
-                )))
+                self.side.set(record, Some(updated), Value::Struct(out));
+                Ok(true)
             }
         }
     }

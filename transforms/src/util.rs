@@ -129,11 +129,50 @@ pub fn build_struct<N: AsRef<str>>(
     schema: &Schema,
     values: impl IntoIterator<Item = (N, Value)>,
 ) -> Result<Struct> {
-    let mut s = Struct::new(schema.clone());
-    for (name, value) in values {
-        s.put(name.as_ref(), value)?;
+    extend_struct(schema, Vec::with_capacity(schema.fields().len()), values)
+}
+
+/// Builds a struct from the values of its first fields (`first`, in field order, e.g. the values
+/// of the struct a transform extends) and named values for the rest, checking each as Java's
+/// `Struct.put` does, in that order.
+pub fn extend_struct<N: AsRef<str>>(
+    schema: &Schema,
+    mut first: Vec<Value>,
+    rest: impl IntoIterator<Item = (N, Value)>,
+) -> Result<Struct> {
+    let fields = schema.fields();
+    if first.len() > fields.len() {
+        return Err(ConnectError::data(format!(
+            "{} values for a struct of {} fields",
+            first.len(),
+            fields.len()
+        )));
     }
-    Ok(s)
+    for (f, v) in fields.iter().zip(&first) {
+        f.schema.validate_value(v)?;
+    }
+    let mut rest = rest.into_iter();
+    // Most transforms produce the values in field order under the fields' names: those are
+    // checked and placed by position, with no name lookup and no second copy.
+    while let Some((name, value)) = rest.next() {
+        match fields.get(first.len()) {
+            Some(f) if f.name == name.as_ref() => {
+                f.schema.validate_value(&value)?;
+                first.push(value);
+            }
+            _ => {
+                first.resize(fields.len(), Value::Null);
+                let mut s = Struct::from_checked_values(schema.clone(), first);
+                s.put(name.as_ref(), value)?;
+                for (name, value) in rest {
+                    s.put(name.as_ref(), value)?;
+                }
+                return Ok(s);
+            }
+        }
+    }
+    first.resize(fields.len(), Value::Null);
+    Ok(Struct::from_checked_values(schema.clone(), first))
 }
 
 /// Apache's `SynchronizedCache(LRUCache(16))` from input schema to derived schema.
@@ -151,6 +190,12 @@ impl SchemaCache {
         make: impl FnOnce() -> Result<Schema>,
     ) -> Result<Schema> {
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        // The most recently used entry is the last: a hit there needs no reordering.
+        if let Some((k, v)) = entries.last()
+            && k == key
+        {
+            return Ok(v.clone());
+        }
         if let Some(pos) = entries.iter().position(|(k, _)| k == key) {
             let entry = entries.remove(pos);
             let schema = entry.1.clone();

@@ -42,7 +42,7 @@ impl Transformation for ValueToKey {
         Ok(())
     }
 
-    fn apply(&self, mut record: Record) -> Result<Option<Record>> {
+    fn apply(&self, record: &mut Record) -> Result<bool> {
         if record.value_schema.is_none() {
             let value = require_map(&record.value, PURPOSE)?;
             let mut key: Vec<(Value, Value)> = Vec::with_capacity(self.fields.len());
@@ -52,7 +52,7 @@ impl Transformation for ValueToKey {
             }
             record.key_schema = None;
             record.key = Value::Map(key);
-            return Ok(Some(record));
+            return Ok(true);
         }
         let value = require_struct(&record.value, PURPOSE)?;
         let key_schema = self.cache.get_or_try_insert(value.schema(), || {
@@ -80,7 +80,7 @@ impl Transformation for ValueToKey {
         )?;
         record.key_schema = Some(key_schema);
         record.key = Value::Struct(key);
-        Ok(Some(record))
+        Ok(true)
     }
 
     fn config_def(&self) -> ConfigDef {

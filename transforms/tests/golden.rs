@@ -256,12 +256,12 @@ fn run_case(case: &Json, records: &Json) -> Json {
     let mut outputs = Map::new();
     for name in case["records"].as_array().unwrap() {
         let name = name.as_str().unwrap();
-        let record = read_record(&records[name]);
+        let mut record = read_record(&records[name]);
         let out = match &plugin {
             Plugin::Predicate(p) => json!({"test": p.test(&record)}),
-            Plugin::Transformation(t) => match t.apply(record) {
-                Ok(Some(r)) => json!({"record": write_record(&r)}),
-                Ok(None) => json!({"dropped": true}),
+            Plugin::Transformation(t) => match t.apply(&mut record) {
+                Ok(true) => json!({"record": write_record(&record)}),
+                Ok(false) => json!({"dropped": true}),
                 Err(e) => json!({"error": e.to_string()}),
             },
         };

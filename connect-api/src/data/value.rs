@@ -176,6 +176,21 @@ impl Struct {
         &self.values
     }
 
+    /// The values in field order, moved out (a transform that rebuilds a struct it owns).
+    pub fn into_values(self) -> Vec<Value> {
+        self.values
+    }
+
+    /// A struct from one value per field, in field order, each already checked against its
+    /// field's schema as [`Struct::put`] does (the builder of a whole struct at once).
+    ///
+    /// # Panics
+    /// When `values` does not have one entry per field.
+    pub fn from_checked_values(schema: Schema, values: Vec<Value>) -> Self {
+        assert_eq!(values.len(), schema.fields().len(), "one value per field");
+        Self { schema, values }
+    }
+
     /// Checks every required field is set (Java's `Struct.validate`).
     pub fn validate(&self) -> Result<()> {
         for (f, v) in self.schema.fields().iter().zip(&self.values) {

@@ -11,7 +11,12 @@
 //!   transaction per batch with one offset record), i.e. the floor for `eos poll`
 //! - `alo + 3 SMTs`: at-least-once with a three-transform chain (`HoistField$Value` of the
 //!   int64 value into a map, `InsertField$Value`, `RegexRouter` to the same topic), to price the
-//!   transformation chain
+//!   transformation chain; with `BENCH_CHAIN=neutral` the chain is `HoistField$Value`,
+//!   `ExtractField$Value` and `RegexRouter`, whose records are the size of the input's (the
+//!   default chain's records are ~5x larger, which the broker pays for too)
+//!
+//! Each worker run also prints the worker's CPU seconds for its records (`/proc/<pid>/stat`),
+//! and the topic is deleted after it. The reader starts once the task has written everything.
 //!
 //! Run: `cargo run --release -p connect-tests --bin eos_bench -- [records] [batch] [modes]
 //! [rounds]`, `modes` a comma list of `bare,alo,eos,smt` (default: all); with `rounds` > 1 the
@@ -37,9 +42,24 @@ fn span(topic: &str, n: usize) -> Duration {
         .set("isolation.level", "read_committed")
         .create()
         .unwrap();
+    // Read only once the task has written everything (the high watermark holds at or above `n`
+    // for a second): a reader running alongside would take CPU from the worker and the broker on
+    // a small machine, and take more of it for larger records, skewing the comparison.
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let mut settled = (0i64, Instant::now());
+    while Instant::now() < deadline {
+        let (_, high) = consumer
+            .fetch_watermarks(topic, 0, Duration::from_secs(10))
+            .unwrap_or((0, 0));
+        if high != settled.0 {
+            settled = (high, Instant::now());
+        } else if high >= n as i64 && settled.1.elapsed() >= Duration::from_secs(1) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
     consumer.subscribe(&[topic]).unwrap();
     let (mut first, mut last, mut seen) = (i64::MAX, i64::MIN, 0usize);
-    let deadline = Instant::now() + Duration::from_secs(600);
     while seen < n && Instant::now() < deadline {
         if let Some(Ok(m)) = consumer.poll(Duration::from_millis(500)) {
             if let Some(ts) = m.timestamp().to_millis() {
@@ -60,7 +80,7 @@ async fn worker_run(
     n: usize,
     batch: usize,
     transforms: bool,
-) -> f64 {
+) -> Run {
     let spec = ClusterSpec::new("bench")
         .set("exactly.once.source.support", mode)
         .set("offset.flush.interval.ms", "1000");
@@ -73,15 +93,27 @@ async fn worker_run(
         "batch.size": batch.to_string(), "max.records": n.to_string(),
     });
     if transforms {
-        let extra = json!({
-            "transforms": "hoist,ins,route",
-            "transforms.hoist.type": "org.apache.kafka.connect.transforms.HoistField$Value",
-            "transforms.hoist.field": "seqno",
-            "transforms.ins.type": "org.apache.kafka.connect.transforms.InsertField$Value",
-            "transforms.ins.static.field": "source", "transforms.ins.static.value": "bench",
-            "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
-            "transforms.route.regex": "(.*)", "transforms.route.replacement": "$1",
-        });
+        let extra = if std::env::var("BENCH_CHAIN").as_deref() == Ok("neutral") {
+            json!({
+                "transforms": "hoist,ext,route",
+                "transforms.hoist.type": "org.apache.kafka.connect.transforms.HoistField$Value",
+                "transforms.hoist.field": "seqno",
+                "transforms.ext.type": "org.apache.kafka.connect.transforms.ExtractField$Value",
+                "transforms.ext.field": "seqno",
+                "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+                "transforms.route.regex": "(.*)", "transforms.route.replacement": "$1",
+            })
+        } else {
+            json!({
+                "transforms": "hoist,ins,route",
+                "transforms.hoist.type": "org.apache.kafka.connect.transforms.HoistField$Value",
+                "transforms.hoist.field": "seqno",
+                "transforms.ins.type": "org.apache.kafka.connect.transforms.InsertField$Value",
+                "transforms.ins.static.field": "source", "transforms.ins.static.value": "bench",
+                "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+                "transforms.route.regex": "(.*)", "transforms.route.replacement": "$1",
+            })
+        };
         config
             .as_object_mut()
             .unwrap()
@@ -92,6 +124,7 @@ async fn worker_run(
         config["transaction.boundary.interval.ms"] = json!("100");
         config["transaction.records"] = json!(batch.to_string());
     }
+    let cpu_before = cpu_seconds(w.pid());
     let (status, body) = w
         .send(
             "POST",
@@ -104,13 +137,51 @@ async fn worker_run(
     let took = tokio::task::spawn_blocking(move || span(&t, n))
         .await
         .unwrap();
+    let cpu = cpu_seconds(w.pid()) - cpu_before;
     let rate = n as f64 / took.as_secs_f64();
     println!(
-        "{label:<18} {n:>8} records in {:>7.2}s  {rate:>10.0} records/s",
-        took.as_secs_f64()
+        "{label:<18} {n:>8} records in {:>7.2}s  {rate:>10.0} records/s  worker CPU {:>5.2}s ({:.2} µs/record)",
+        took.as_secs_f64(),
+        cpu,
+        cpu * 1e6 / n as f64
     );
     drop(w);
-    rate
+    delete_topic(&topic).await;
+    Run { rate, cpu }
+}
+
+/// What one worker run measured: records per second, and the worker's CPU seconds for them.
+#[derive(Clone, Copy, Default)]
+struct Run {
+    rate: f64,
+    cpu: f64,
+}
+
+/// User plus system CPU seconds of a process so far (`/proc/<pid>/stat`, Linux).
+fn cpu_seconds(pid: Option<i32>) -> f64 {
+    let Some(stat) = pid.and_then(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).ok())
+    else {
+        return 0.0;
+    };
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are fields 14 and 15 of the line: 11 and 12 counted from the state (3).
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Deletes a benchmark topic, so that runs do not pile data on the broker's disk.
+async fn delete_topic(topic: &str) {
+    use rdkafka::admin::{AdminClient, AdminOptions};
+    use rdkafka::client::DefaultClientContext;
+    let admin: AdminClient<DefaultClientContext> = client_config().create().unwrap();
+    let _ = admin.delete_topics(&[topic], &AdminOptions::new()).await;
 }
 
 fn bare_transactional(n: usize, batch: usize) -> f64 {
@@ -185,8 +256,8 @@ fn main() {
     let bare = on("bare").then(|| bare_transactional(n, batch));
     let rt = tokio::runtime::Runtime::new().unwrap();
     let rounds: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(1).max(1);
-    let mut costs = Vec::new();
-    let (mut alo, mut smt) = (0.0, None);
+    let (mut costs, mut cpu_costs) = (Vec::new(), Vec::new());
+    let (mut alo, mut smt) = (Run::default(), None);
     for _ in 0..rounds {
         alo = rt.block_on(worker_run(
             "at-least-once",
@@ -199,7 +270,8 @@ fn main() {
         smt = on("smt")
             .then(|| rt.block_on(worker_run("alo + 3 SMTs", "disabled", None, n, batch, true)));
         if let Some(smt) = smt {
-            costs.push((1.0 - smt / alo) * 100.0);
+            costs.push((1.0 - smt.rate / alo.rate) * 100.0);
+            cpu_costs.push((1.0 - alo.cpu / smt.cpu) * 100.0);
         }
     }
     let mut rows = Vec::new();
@@ -214,40 +286,49 @@ fn main() {
                     n,
                     batch,
                     false,
-                )),
+                ))
+                .rate,
             ));
         }
     }
     println!();
     if let Some(smt) = smt {
         println!(
-            "alo + 3 SMTs = {:.2}x at-least-once (the chain costs {:.1}% of throughput)",
-            smt / alo,
-            (1.0 - smt / alo) * 100.0
+            "alo + 3 SMTs = {:.2}x at-least-once (the chain costs {:.1}% of throughput, {:.1}% of the worker's CPU)",
+            smt.rate / alo.rate,
+            (1.0 - smt.rate / alo.rate) * 100.0,
+            (1.0 - alo.cpu / smt.cpu) * 100.0
         );
     }
     if costs.len() > 1 {
-        costs.sort_by(f64::total_cmp);
-        let median = if costs.len() % 2 == 1 {
-            costs[costs.len() / 2]
-        } else {
-            (costs[costs.len() / 2 - 1] + costs[costs.len() / 2]) / 2.0
-        };
-        let rounded: Vec<String> = costs.iter().map(|c| format!("{c:.1}")).collect();
         println!(
-            "the chain's cost over {} rounds: median {median:.1}% (sorted: {})",
+            "the chain's cost over {} rounds: throughput {}; worker CPU {}",
             costs.len(),
-            rounded.join(", ")
+            median_of(&mut costs),
+            median_of(&mut cpu_costs)
         );
     }
     for (b, r) in rows {
         match bare {
             Some(bare) => println!(
                 "eos {b:<10} = {:.2}x at-least-once, {:.2}x bare rdkafka transactions",
-                r / alo,
+                r / alo.rate,
                 r / bare
             ),
-            None => println!("eos {b:<10} = {:.2}x at-least-once", r / alo),
+            None => println!("eos {b:<10} = {:.2}x at-least-once", r / alo.rate),
         }
     }
+}
+
+/// "median M% (sorted: a, b, ...)" of per-round percentages.
+fn median_of(values: &mut [f64]) -> String {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    let median = if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    };
+    let rounded: Vec<String> = values.iter().map(|c| format!("{c:.1}")).collect();
+    format!("median {median:.1}% (sorted: {})", rounded.join(", "))
 }
