@@ -44,6 +44,7 @@ fn config(group: &str, name: &str, protocol: ConnectProtocolVersion) -> Membersh
         scheduled_rebalance_max_delay: Duration::from_millis(3_000),
         client_id: format!("connect-{name}"),
         security: Default::default(),
+        live_work: Default::default(),
     }
 }
 

@@ -330,6 +330,136 @@ async fn a_task_whose_transaction_failed_restarts_by_itself_and_stays_exact() {
     assert!(w.log_text().contains("restarting task vs-0 automatically"));
 }
 
+/// A follower running a task is SIGSTOPped in the middle of a transaction and then SIGKILLed,
+/// and the scheduled rebalance delay holds its task back: the leader finds the open
+/// transaction of a task the group does not run, reports it and aborts it by fencing long
+/// before the transaction timeout (60 s); a foreign transaction on another partition of the
+/// same topic is reported, listed by `GET /admin/transactions` and left open; once the worker
+/// is back the counts are exact.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_orphaned_task_transaction_is_aborted_and_a_foreign_one_left_alone() {
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+    let spec = eos_cluster("eos-orphan")
+        .set("scheduled.rebalance.max.delay.ms", "40000")
+        .set("session.timeout.ms", "6000")
+        .set("heartbeat.interval.ms", "1000")
+        .set("stuck.transaction.timeout.ms", "3000");
+    let leader = spec.start_worker().await;
+    let topic = unique("eos-orphan-data");
+    kafka::create_topics(&[&topic], 3).await;
+    let (tasks, max) = (2usize, 2500i64);
+    let mut config = verifiable(&topic, tasks, max, "interval", 100);
+    // Long transactions: whenever the worker stops, one is open.
+    config["transaction.boundary.interval.ms"] = json!("20000");
+    create(&leader, "vs", config).await;
+    eventually(Duration::from_secs(60), "the tasks running", || async {
+        all_running(&leader, "vs", tasks).await
+    })
+    .await;
+    // The second worker takes one of the two tasks from the leader.
+    let mut follower = spec.start_worker().await;
+    let follower_id = follower.worker_id();
+    let task = eventually(
+        Duration::from_secs(60),
+        "a task moved to the second worker",
+        || async {
+            let s = leader.get("/connectors/vs/status").await.ok()?;
+            s["tasks"].as_array()?.iter().find_map(|t| {
+                (t["state"] == "RUNNING" && t["worker_id"] == follower_id.as_str())
+                    .then(|| t["id"].as_i64())
+                    .flatten()
+            })
+        },
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+
+    // A foreign transaction on a partition neither task writes (each writes its key's).
+    let written = kafka::read_all(
+        &[&topic],
+        Isolation::ReadUncommitted,
+        Duration::from_secs(10),
+    );
+    let free = (0..3)
+        .find(|p| !written.iter().any(|r| r.partition == *p))
+        .expect("a partition no task writes");
+    let foreign_id = unique("foreign-txn");
+    let foreign: BaseProducer = kafka::client_config()
+        .set("transactional.id", &foreign_id)
+        .set("transaction.timeout.ms", "300000")
+        .create()
+        .unwrap();
+    tokio::task::block_in_place(|| {
+        foreign.init_transactions(Duration::from_secs(30)).unwrap();
+        foreign.begin_transaction().unwrap();
+        foreign
+            .send(
+                BaseRecord::<str, str>::to(&topic)
+                    .partition(free)
+                    .payload("foreign"),
+            )
+            .map_err(|(e, _)| e)
+            .unwrap();
+        foreign.flush(Duration::from_secs(30)).unwrap();
+    });
+
+    follower.pause();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    follower.kill9();
+    let killed = std::time::Instant::now();
+    let transactional_id = format!("{}-vs-{task}", spec.group_id);
+    eventually(
+        Duration::from_secs(50),
+        "the orphaned transaction aborted by the leader",
+        || async {
+            let log = leader.log_text();
+            (log.contains(&format!(
+                "the group does not run that task; aborting it by fencing {transactional_id}"
+            )) && log.contains("aborted the stuck transaction"))
+            .then_some(())
+        },
+    )
+    .await;
+    let took = killed.elapsed();
+    println!("orphaned transaction aborted {took:?} after the SIGKILL");
+    assert!(
+        took < Duration::from_secs(40),
+        "aborted well before the 60 s transaction timeout: {took:?}"
+    );
+    assert!(
+        leader.log_text().contains(&format!(
+            "a transaction of {foreign_id}, which is not this cluster's"
+        )),
+        "the foreign transaction is reported"
+    );
+    let listed = leader.get("/admin/transactions").await.unwrap();
+    println!("open transactions: {listed}");
+    let entries = listed.as_array().unwrap();
+    let f = entries
+        .iter()
+        .find(|t| t["transactional_id"] == foreign_id.as_str())
+        .expect("the foreign transaction listed");
+    assert_eq!(f["owner"]["type"], "foreign");
+    assert_eq!(f["partitions"], json!([format!("{topic}-{free}")]));
+    assert!(
+        !entries
+            .iter()
+            .any(|t| t["transactional_id"] == transactional_id.as_str()),
+        "the orphaned transaction is no longer open"
+    );
+    // Left alone: still open, and ours to end.
+    tokio::task::block_in_place(|| foreign.abort_transaction(Duration::from_secs(30)).unwrap());
+
+    follower.restart().await;
+    eventually(
+        Duration::from_secs(90),
+        "both tasks running again",
+        || async { all_running(&leader, "vs", tasks).await },
+    )
+    .await;
+    assert_exactly_once(&topic, tasks as i64, max).await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn lowering_and_raising_tasks_max_under_load_stays_exact() {
     let spec = eos_cluster("eos-resize");

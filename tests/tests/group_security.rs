@@ -81,6 +81,7 @@ fn config(group: &str, name: &str, bootstrap: &str, security: KafkaSecurity) -> 
         scheduled_rebalance_max_delay: Duration::from_millis(3_000),
         client_id: format!("connect-{name}"),
         security,
+        live_work: Default::default(),
     }
 }
 

@@ -7,7 +7,9 @@
 //! - a connector that fails with a configuration error is not retried, and its status says why;
 //! - a config write left open by a leader that died mid-transaction is aborted within seconds,
 //!   so a restarted worker reads the config topic and runs its task again (not after the
-//!   writer's transaction timeout).
+//!   writer's transaction timeout);
+//! - a leader SIGKILLed at random moments while connector configs are rewritten in a loop
+//!   comes back answering REST and running its tasks within 15 s each time.
 
 use std::time::{Duration, Instant};
 
@@ -266,4 +268,66 @@ async fn a_config_write_left_open_by_a_dead_leader_is_aborted_within_seconds() {
     );
     assert_eq!(w.get("/connectors").await.unwrap(), json!(["vs"]));
     drop(stuck);
+}
+
+/// The leader is SIGKILLed at a random moment while a client rewrites connector configs as fast
+/// as it can (each write a transaction of the config writer), three times; each time the
+/// restarted worker answers REST and runs its tasks within 15 s.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_leader_killed_while_configs_are_written_comes_back_within_seconds() {
+    let spec = ClusterSpec::new("heal-kill").set("exactly.once.source.support", "enabled");
+    let mut w = spec.start_worker().await;
+    let topic = unique("heal-kill-data");
+    create_topics(&[&topic], 1).await;
+    let config = |n: u64| {
+        json!({
+            "connector.class": "org.apache.kafka.connect.tools.VerifiableSourceConnector",
+            "tasks.max": "1", "topic": topic, "throughput": (20 + n % 7).to_string(),
+            "max.records": "100000", "exactly.once.support": "required",
+        })
+    };
+    create_connector(&w, "vs", config(0)).await;
+    eventually(WAIT, "the task running", || async {
+        running_tasks(&w, "vs", 1).await
+    })
+    .await;
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos() as u64;
+    println!("random seed: {seed}");
+    for round in 0..3u64 {
+        let writes = tokio::spawn({
+            let (url, client) = (w.url("/connectors/vs/config"), reqwest::Client::new());
+            let configs: Vec<Value> = (1..10_000).map(config).collect();
+            async move {
+                for c in configs {
+                    if client.put(&url).json(&c).send().await.is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        // 0.5 to 2.5 s of writes, then SIGKILL in the middle of whatever is going on.
+        let wait = 500 + (seed.wrapping_mul(round + 7) >> 3) % 2000;
+        tokio::time::sleep(Duration::from_millis(wait)).await;
+        w.kill9();
+        writes.abort();
+        let restarted = Instant::now();
+        w.restart().await;
+        eventually(
+            Duration::from_secs(15),
+            "the restarted leader answers REST and runs its task within 15 s",
+            || async {
+                (w.get("/connectors").await.ok()? == json!(["vs"])
+                    && running_tasks(&w, "vs", 1).await.is_some())
+                .then_some(())
+            },
+        )
+        .await;
+        println!(
+            "round {round}: killed after {wait} ms of writes; task running {:?} after the restart",
+            restarted.elapsed()
+        );
+    }
 }

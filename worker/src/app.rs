@@ -86,7 +86,10 @@ pub async fn start(
     tracing::info!(worker_id = %worker_id, advertised_url = %worker_url, "REST server started; reading the internal topics");
     // Before the internal topics are read: a config write left open by a dead leader would
     // hold that read.
-    crate::stuck_transactions::spawn(&config, shutdown.clone());
+    let transactions = crate::stuck_transactions::TransactionWatch::new(&config);
+    if let Some(t) = &transactions {
+        t.spawn(shutdown.clone());
+    }
 
     let (config_store, offset_store, status_store) = tokio::select! {
         stores = start_stores(&config) => stores?,
@@ -127,6 +130,7 @@ pub async fn start(
         kafka_cluster_id: kafka_cluster_id.clone(),
         log_levels,
         stage,
+        transactions,
     });
     let herder = Herder::new(HerderParts {
         config: config.clone(),

@@ -91,6 +91,7 @@ pub struct Metrics {
     // Self-healing (ours).
     automatic_restarts: Counter,
     stuck_transactions_aborted: Counter,
+    foreign_transactions_reported: Counter,
     task_status: Family<Labels, Gauge>,
     running_ratio: Family<Labels, Gauge<f64, AtomicU64>>,
     pause_ratio: Family<Labels, Gauge<f64, AtomicU64>>,
@@ -269,6 +270,7 @@ impl Metrics {
             fenced_tasks: Family::default(),
             automatic_restarts: Counter::default(),
             stuck_transactions_aborted: Counter::default(),
+            foreign_transactions_reported: Counter::default(),
             task_status: Family::default(),
             running_ratio: Family::default(),
             pause_ratio: Family::default(),
@@ -295,8 +297,13 @@ impl Metrics {
             );
             w.register(
                 "stuck_transactions_aborted",
-                "stuck config-writer transactions this worker aborted by fencing (ours, stuck.transaction.timeout.ms)",
+                "stuck transactions of this cluster's ids (config writer, tasks the group no longer runs) this worker aborted by fencing (ours, stuck.transaction.timeout.ms)",
                 m.stuck_transactions_aborted.clone(),
+            );
+            w.register(
+                "foreign_transactions_reported",
+                "transactions of other ids found open longer than stuck.transaction.timeout.ms on topics this cluster uses, reported and left alone (ours)",
+                m.foreign_transactions_reported.clone(),
             );
             for (name, c) in [
                 ("connector_startup_attempts", &m.connector_startup_attempts),
@@ -661,9 +668,14 @@ impl Metrics {
         self.automatic_restarts.inc();
     }
 
-    /// A stuck transaction of the config writer was aborted by fencing its id.
+    /// A stuck transaction of one of the cluster's ids was aborted by fencing it.
     pub fn stuck_transaction_aborted(&self) {
         self.stuck_transactions_aborted.inc();
+    }
+
+    /// A foreign transaction open on a topic the cluster uses was reported (and left alone).
+    pub fn stuck_transaction_reported(&self) {
+        self.foreign_transactions_reported.inc();
     }
 
     pub fn fencing_round(&self, connector: &str, tasks: usize) {

@@ -71,7 +71,11 @@ const WANTED: &[(ApiKey, i16, i16)] = &[
 
 /// APIs used when the broker has them (transactions tooling); a broker without them is
 /// still usable for the group.
-const OPTIONAL: &[(ApiKey, i16, i16)] = &[(ApiKey::DescribeTransactions, 0, 0)];
+const OPTIONAL: &[(ApiKey, i16, i16)] = &[
+    (ApiKey::DescribeTransactions, 0, 0),
+    (ApiKey::ListTransactions, 0, 2),
+    (ApiKey::Metadata, 4, 12),
+];
 
 /// The SASL APIs, asked for only when the connection authenticates.
 const WANTED_SASL: &[(ApiKey, i16, i16)] = &[

@@ -1,7 +1,7 @@
 //! The group member: a background task that joins, syncs, heartbeats and rejoins, and tells the
 //! herder what it was assigned. See the module map in `cluster/mod.rs` for the flow.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,7 +14,9 @@ use super::assignor::{
     self, AssignContext, ClusterConfigSnapshot, IncrementalState, MemberInfo, Work,
 };
 use super::client::{ClientError, GroupClient, JoinResult, codes};
-use super::protocol::{ConnectProtocolVersion, ExtendedAssignment, WorkerMetadata};
+use super::protocol::{
+    ConnectProtocolVersion, ConnectorTaskId, ExtendedAssignment, WorkerMetadata,
+};
 use crate::security::KafkaSecurity;
 
 /// How this worker takes part in the group (the `DistributedConfig` keys that matter here).
@@ -32,6 +34,25 @@ pub struct MembershipConfig {
     pub client_id: String,
     /// `security.protocol`, `ssl.*`, `sasl.*`: TLS and SASL of every connection to the brokers.
     pub security: KafkaSecurity,
+    /// Where the member publishes, while it leads, the tasks the group runs.
+    pub live_work: LiveWork,
+}
+
+/// The tasks the group runs, as this worker last computed them as leader: what the members
+/// reported running plus what the new assignment hands out (`None` while it does not lead).
+/// A task lost with its worker is in neither until it is reassigned. The stuck-transaction
+/// watchdog reads it to tell an orphaned transactional id from a running task's.
+#[derive(Debug, Clone, Default)]
+pub struct LiveWork(Arc<std::sync::Mutex<Option<BTreeSet<ConnectorTaskId>>>>);
+
+impl LiveWork {
+    pub fn tasks(&self) -> Option<BTreeSet<ConnectorTaskId>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn set(&self, tasks: Option<BTreeSet<ConnectorTaskId>>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = tasks;
+    }
 }
 
 /// What the member reports to the herder, in order.
@@ -332,6 +353,7 @@ impl Member {
         self.generation = -1;
         self.last_completed_generation = None;
         self.owned = Work::default();
+        self.config.live_work.set(None);
         self.last_assignment = None;
         let _ = self.events.send(GroupEvent::MembershipLost).await;
     }
@@ -473,6 +495,9 @@ impl Member {
             let assignment = ExtendedAssignment::decode(&blob).map_err(|e| {
                 JoinError::Retry(format!("undecodable assignment from the leader: {e}"))
             })?;
+            if !is_leader {
+                self.config.live_work.set(None);
+            }
             if !assignment.failed() {
                 if protocol.is_cooperative() {
                     self.owned.apply(&assignment);
@@ -551,6 +576,12 @@ impl Member {
         };
         let out: BTreeMap<String, ExtendedAssignment> =
             assignor::assign(&ctx, &members, &mut self.leader_state);
+        let mut live: BTreeSet<ConnectorTaskId> = members
+            .iter()
+            .flat_map(|m| m.owned.tasks.iter().cloned())
+            .collect();
+        live.extend(out.values().flat_map(|a| a.tasks.iter().cloned()));
+        self.config.live_work.set(Some(live));
         out.into_iter().map(|(id, a)| (id, a.encode())).collect()
     }
 }

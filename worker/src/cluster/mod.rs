@@ -68,7 +68,7 @@ pub mod tls;
 pub mod transactions;
 
 pub use assignor::{ClusterConfigSnapshot, Work};
-pub use member::{GroupEvent, GroupHandle, MembershipConfig, spawn_member};
+pub use member::{GroupEvent, GroupHandle, LiveWork, MembershipConfig, spawn_member};
 pub use protocol::{
     CONFIG_MISMATCH, ConnectProtocolVersion, ConnectorTaskId, ExtendedAssignment, NO_ERROR,
 };

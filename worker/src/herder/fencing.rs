@@ -31,12 +31,11 @@ use std::time::Duration;
 
 use connect_api::config::connector::{TASKS_MAX_CONFIG, TASKS_MAX_LIMIT};
 use rdkafka::ClientConfig;
-use rdkafka::producer::{BaseProducer, Producer};
 
 use crate::config::clients::ClientKind;
 use crate::config::{ClientScope, WorkerConfig};
 use crate::runtime::ConnectorTaskId;
-use crate::runtime::exactly_once::task_transactional_id;
+use crate::runtime::exactly_once::{fence_transactional_id, task_transactional_id};
 use crate::storage::ConfigBackingStore;
 
 const FENCE_TIMEOUT: Duration = Duration::from_secs(90);
@@ -125,12 +124,7 @@ fn ids_to_fence(group_id: &str, connector: &str, previous: i32) -> Result<Vec<St
 /// What `Admin.fenceProducers` does: InitProducerId for each id, which bumps its epoch.
 fn fence_transactional_ids(client: &ClientConfig, ids: &[String]) -> Result<(), String> {
     for id in ids {
-        let mut c = client.clone();
-        c.set("transactional.id", id)
-            .set("client.id", format!("connector-worker-fencer-{id}"));
-        let p: BaseProducer = c.create().map_err(|e| format!("{id}: {e}"))?;
-        p.init_transactions(FENCE_TIMEOUT)
-            .map_err(|e| format!("{id}: {e}"))?;
+        fence_transactional_id(client, id, FENCE_TIMEOUT)?;
     }
     Ok(())
 }

@@ -16,6 +16,7 @@ use crate::logging::LogLevels;
 use crate::storage::{
     ClusterConfigState, ConfigBackingStore, ConnectorTaskId, OffsetBackingStore, StatusBackingStore,
 };
+use crate::stuck_transactions::TransactionWatch;
 
 /// Requests the herder loop itself must carry out (it owns the running work).
 #[derive(Debug)]
@@ -40,6 +41,8 @@ pub struct HandleParts {
     pub kafka_cluster_id: Arc<str>,
     pub log_levels: LogLevels,
     pub stage: WorkerStage,
+    /// The cluster's open transactions (`None` when its clients could not be built).
+    pub transactions: Option<Arc<TransactionWatch>>,
 }
 
 /// The herder as the REST layer and the runtime see it. Cheap to clone.
@@ -56,6 +59,7 @@ pub struct HerderHandle {
     requests: mpsc::UnboundedSender<Job>,
     pub(super) log_levels: LogLevels,
     pub(super) stage: WorkerStage,
+    pub(super) transactions: Option<Arc<TransactionWatch>>,
 }
 
 /// Runs queued requests one after the other until every handle is gone. A request that
@@ -91,6 +95,7 @@ impl HerderHandle {
                 requests,
                 log_levels: parts.log_levels,
                 stage: parts.stage,
+                transactions: parts.transactions,
             },
             HerderCommands(commands_rx),
         )
@@ -154,6 +159,11 @@ impl HerderHandle {
 
     pub fn log_levels(&self) -> &LogLevels {
         &self.log_levels
+    }
+
+    /// The cluster's open transactions (`GET /admin/transactions`).
+    pub fn transactions(&self) -> Option<&Arc<TransactionWatch>> {
+        self.transactions.as_ref()
     }
 
     pub fn stage(&self) -> &WorkerStage {

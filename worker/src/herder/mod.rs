@@ -195,6 +195,12 @@ impl Herder {
                     parts.config.client_id.clone()
                 },
                 security: parts.config.kafka_security.clone(),
+                live_work: parts
+                    .handle
+                    .transactions
+                    .as_ref()
+                    .map(|t| t.live_work())
+                    .unwrap_or_default(),
             },
             snapshot_rx,
         );

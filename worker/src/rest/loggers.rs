@@ -1,5 +1,7 @@
-//! `/admin/loggers`: read and change log levels at run time (Connect's `LoggingResource`,
-//! KIP-495 and KIP-976 for `scope=cluster`); the levels themselves are [`crate::logging`].
+//! The admin listener's resources. `/admin/loggers`: read and change log levels at run time
+//! (Connect's `LoggingResource`, KIP-495 and KIP-976 for `scope=cluster`); the levels
+//! themselves are [`crate::logging`]. `/admin/transactions` (ours): the cluster's open
+//! transactions, from [`crate::stuck_transactions`].
 
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
@@ -20,6 +22,26 @@ pub(super) fn routes() -> Router<RestState> {
             "/admin/loggers/{logger}",
             get(get_logger).put(set_logger_level),
         )
+        .route("/admin/transactions", get(list_transactions))
+}
+
+/// Ours: the open transactions of this cluster's ids and those on the topics it uses, with
+/// their age and owner (README, "Self-healing").
+async fn list_transactions(State(s): State<RestState>) -> Result<Json<Value>, ApiError> {
+    let h = s.herder()?;
+    let watch = h.transactions().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "The worker cannot reach the transaction coordinators (see its log).",
+        )
+    })?;
+    let open = watch.open(std::time::Duration::ZERO).await.map_err(|e| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("Could not list the open transactions: {e}"),
+        )
+    })?;
+    Ok(Json(serde_json::to_value(open).unwrap_or_default()))
 }
 
 async fn list_loggers(State(s): State<RestState>) -> Result<Json<Value>, ApiError> {

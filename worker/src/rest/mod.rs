@@ -124,6 +124,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/admin/loggers"),
     ("GET", "/admin/loggers/{logger}"),
     ("PUT", "/admin/loggers/{logger}"),
+    ("GET", "/admin/transactions"),
 ];
 
 /// [`REST_REQUEST_MAX_BYTES`] from the worker config.

@@ -44,7 +44,7 @@ use connect_api::{
     SourceTask, SourceTaskContext,
 };
 use rdkafka::ClientConfig;
-use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord, Producer};
+use rdkafka::producer::{BaseProducer, DeliveryFuture, FutureProducer, FutureRecord, Producer};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -68,6 +68,35 @@ const ABORT_ON_EXIT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The transactional id of a task, as Connect names it.
 pub fn task_transactional_id(group_id: &str, id: &ConnectorTaskId) -> String {
     format!("{group_id}-{}-{}", id.connector, id.task)
+}
+
+/// The task whose [`task_transactional_id`] `transactional_id` is, if it is one of this group's
+/// (`<group.id>-<connector>-<task>`; the task is the number after the last `-`).
+pub fn task_of_transactional_id(group_id: &str, transactional_id: &str) -> Option<ConnectorTaskId> {
+    let rest = transactional_id.strip_prefix(group_id)?.strip_prefix('-')?;
+    let (connector, task) = rest.rsplit_once('-')?;
+    if connector.is_empty() || task.is_empty() || !task.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(ConnectorTaskId::new(connector, task.parse().ok()?))
+}
+
+/// What `Admin.fenceProducers` does for one id: `InitProducerId` with it bumps its epoch, which
+/// fences its producers and makes the coordinator abort the transaction the old epoch left
+/// open. Blocking (rdkafka's `init_transactions`).
+pub fn fence_transactional_id(
+    client: &ClientConfig,
+    transactional_id: &str,
+    timeout: Duration,
+) -> Result<(), String> {
+    let mut c = client.clone();
+    c.set("transactional.id", transactional_id).set(
+        "client.id",
+        format!("connector-worker-fencer-{transactional_id}"),
+    );
+    let p: BaseProducer = c.create().map_err(|e| format!("{transactional_id}: {e}"))?;
+    p.init_transactions(timeout)
+        .map_err(|e| format!("{transactional_id}: {e}"))
 }
 
 /// Why an exactly-once task may not start.
