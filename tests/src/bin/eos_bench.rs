@@ -8,7 +8,9 @@
 //! - `at-least-once`: `exactly.once.source.support=disabled` (idempotent producer, periodic offsets)
 //! - `eos poll` / `eos interval` / `eos connector`: the exactly-once runner per boundary mode
 //! - `bare rdkafka txn`: a transactional rdkafka producer doing the same batches (one
-//!   transaction per batch with one offset record), i.e. the floor for `eos poll`
+//!   transaction per batch with one offset record), i.e. the floor for `eos poll`; with
+//!   `BENCH_BREAKDOWN=1` it also prints the round trips per transaction and their mean `rtt`
+//!   (librdkafka's protocol debug lines), and `BENCH_LINGER_MS` sets its `linger.ms`
 //! - `alo + 3 SMTs`: at-least-once with a three-transform chain (`HoistField$Value` of the
 //!   int64 value into a map, `InsertField$Value`, `RegexRouter` to the same topic), to price the
 //!   transformation chain; with `BENCH_CHAIN=neutral` the chain is `HoistField$Value`,
@@ -31,7 +33,7 @@ use connect_tests::unique;
 use connect_tests::worker::{ClusterSpec, WorkerProc};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Message;
-use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+use rdkafka::producer::{BaseRecord, Producer, ThreadedProducer};
 use serde_json::json;
 
 /// First and last broker timestamps of `n` committed records of `topic`.
@@ -197,8 +199,19 @@ fn bare_transactional(n: usize, batch: usize) -> f64 {
     if let Ok(ms) = std::env::var("BENCH_RETRY_BACKOFF_MS") {
         config.set("retry.backoff.ms", ms);
     }
-    let p: ThreadedProducer<DefaultProducerContext> = config.create().unwrap();
+    if let Ok(ms) = std::env::var("BENCH_LINGER_MS") {
+        config.set("linger.ms", ms);
+    }
+    let breakdown = std::env::var_os("BENCH_BREAKDOWN").is_some_and(|v| !v.is_empty());
+    if breakdown {
+        config
+            .set("debug", "protocol")
+            .set_log_level(rdkafka::config::RDKafkaLogLevel::Debug);
+    }
+    let context = RoundTrips::default();
+    let p: ThreadedProducer<RoundTrips> = config.create_with_context(context).unwrap();
     p.init_transactions(Duration::from_secs(30)).unwrap();
+    p.context().reset();
     let start = Instant::now();
     let mut seqno = 0usize;
     while seqno < n {
@@ -235,8 +248,67 @@ fn bare_transactional(n: usize, batch: usize) -> f64 {
         "bare rdkafka txn",
         took.as_secs_f64()
     );
+    if breakdown {
+        let transactions = n.div_ceil(batch) as f64;
+        println!(
+            "  {:.2} ms per transaction; round trips per transaction (librdkafka's rtt):",
+            took.as_secs_f64() * 1e3 / transactions
+        );
+        let mut rows: Vec<(String, (u64, f64))> = p.context().seen().into_iter().collect();
+        rows.sort_by(|a, b| b.1.1.total_cmp(&a.1.1));
+        for (api, (count, total_ms)) in rows {
+            println!(
+                "  {api:<28} {:>6.2} per transaction, mean rtt {:>6.2} ms, {:>6.2} ms per transaction",
+                count as f64 / transactions,
+                total_ms / count as f64,
+                total_ms / transactions
+            );
+        }
+    }
     let _ = kafka::read_all(&[&topic], Isolation::ReadCommitted, Duration::from_secs(60));
     rate
+}
+
+/// Counts librdkafka's `Received <Api>Response (..., rtt N.NNms)` protocol debug lines (with
+/// `BENCH_BREAKDOWN` set): where a transaction's time goes.
+#[derive(Default)]
+struct RoundTrips(std::sync::Mutex<std::collections::HashMap<String, (u64, f64)>>);
+
+impl RoundTrips {
+    fn reset(&self) {
+        self.0.lock().unwrap().clear();
+    }
+    fn seen(&self) -> std::collections::HashMap<String, (u64, f64)> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+impl rdkafka::ClientContext for RoundTrips {
+    fn log(&self, _level: rdkafka::config::RDKafkaLogLevel, _fac: &str, log_message: &str) {
+        let Some(rest) = log_message.split("Received ").nth(1) else {
+            return;
+        };
+        let Some((api, tail)) = rest.split_once(' ') else {
+            return;
+        };
+        let Some(rtt) = tail
+            .split("rtt ")
+            .nth(1)
+            .and_then(|r| r.split("ms").next())
+            .and_then(|r| r.trim().parse::<f64>().ok())
+        else {
+            return;
+        };
+        let mut seen = self.0.lock().unwrap();
+        let e = seen.entry(api.to_owned()).or_default();
+        e.0 += 1;
+        e.1 += rtt;
+    }
+}
+
+impl rdkafka::producer::ProducerContext for RoundTrips {
+    type DeliveryOpaque = ();
+    fn delivery(&self, _: &rdkafka::producer::DeliveryResult<'_>, _: Self::DeliveryOpaque) {}
 }
 
 #[allow(clippy::print_stdout)]

@@ -635,6 +635,17 @@ impl Worker {
                     "transactional.id",
                     task_transactional_id(&self.config.group_id, id),
                 );
+                // The runner waits for every record of a transaction to be acknowledged before
+                // it commits; librdkafka's 5 ms linger would hold the last batch back every
+                // time. Java's commitTransaction flushes (sending at once, whatever linger.ms
+                // says), so no linger is the same behaviour. Measured on the bare rdkafka
+                // transactional producer: 95-98k records/s with the default, 149-205k without
+                // (README, "Benchmarks"). A configured linger.ms is kept.
+                if producer_config.get("linger.ms").is_none()
+                    && producer_config.get("queue.buffering.max.ms").is_none()
+                {
+                    producer_config.set("linger.ms", "0");
+                }
                 let topic_creation = self.topic_creator(id, connector_config)?;
                 let run = ExactlyOnceSourceTaskRun {
                     id: id.clone(),
