@@ -195,17 +195,7 @@ impl TransformChain {
         &self,
         record: &SourceRecord,
     ) -> std::result::Result<Option<Record>, TransformError> {
-        let mut data = Record {
-            topic: record.topic.clone(),
-            kafka_partition: record.kafka_partition,
-            key_schema: record.key_schema.clone(),
-            key: record.key.clone(),
-            value_schema: record.value_schema.clone(),
-            value: record.value.clone(),
-            timestamp: record.timestamp,
-            headers: record.headers.clone(),
-            kafka_offset: None,
-        };
+        let mut data = Record::copy_of_source(record);
         Ok(self.apply_in_place(&mut data)?.then_some(data))
     }
 

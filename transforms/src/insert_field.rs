@@ -239,8 +239,7 @@ impl Transformation for InsertField {
                 })?;
                 // The struct is ours: its values move into the new one (a null takes the
                 // field's default, as Apache's copy does), followed by the insertions.
-                let original = value.schema().clone();
-                let mut values = value.into_values();
+                let (original, mut values) = value.into_parts();
                 if self.replace_null_with_default {
                     for (f, v) in original.fields().iter().zip(values.iter_mut()) {
                         if v.is_null()

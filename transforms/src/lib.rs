@@ -58,6 +58,38 @@ pub struct Record {
 }
 
 impl Record {
+    /// The data of a source record, which the caller keeps (the runtime needs the original for
+    /// its offsets and `commitRecord`); the source partition and offset are not copied.
+    pub fn copy_of_source(record: &connect_api::record::SourceRecord) -> Self {
+        Self {
+            topic: record.topic.clone(),
+            kafka_partition: record.kafka_partition,
+            key_schema: record.key_schema.clone(),
+            key: record.key.clone(),
+            value_schema: record.value_schema.clone(),
+            value: record.value.clone(),
+            timestamp: record.timestamp,
+            headers: record.headers.clone(),
+            kafka_offset: None,
+        }
+    }
+
+    /// The data of a source record, moved out of it: its topic, key, value, schemas and headers
+    /// are left empty (the task's `commitRecord` does not read them).
+    pub fn take_from_source(record: &mut connect_api::record::SourceRecord) -> Self {
+        Self {
+            topic: std::mem::take(&mut record.topic),
+            kafka_partition: record.kafka_partition,
+            key_schema: record.key_schema.take(),
+            key: std::mem::replace(&mut record.key, Value::Null),
+            value_schema: record.value_schema.take(),
+            value: std::mem::replace(&mut record.value, Value::Null),
+            timestamp: record.timestamp,
+            headers: std::mem::take(&mut record.headers),
+            kafka_offset: None,
+        }
+    }
+
     /// A record with only a topic and a schemaless value (tests, examples).
     pub fn new(topic: impl Into<String>, value_schema: Option<Schema>, value: Value) -> Self {
         Self {

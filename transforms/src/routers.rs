@@ -115,7 +115,9 @@ pub struct RegexRouter {
     /// `Matcher.replaceFirst` does).
     replacement: std::result::Result<String, String>,
     /// The last topics routed: input -> output (`None` when the regex does not match). Routing
-    /// is a pure function of the topic, and a task sees few topics.
+    /// is a pure function of the topic, and a task sees few topics. The first topic routed is
+    /// kept outside the lock too (read with no atomic read-modify-write): most tasks write one.
+    first: std::sync::OnceLock<(String, Option<String>)>,
     routed: std::sync::Mutex<Vec<(String, Option<String>)>>,
 }
 
@@ -124,6 +126,7 @@ impl Default for RegexRouter {
         Self {
             regex: None,
             replacement: Ok(String::new()),
+            first: std::sync::OnceLock::new(),
             routed: std::sync::Mutex::default(),
         }
     }
@@ -142,6 +145,7 @@ impl Transformation for RegexRouter {
             regex.captures_len() - 1,
         );
         self.regex = Some(regex);
+        self.first = std::sync::OnceLock::new();
         self.routed
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -150,6 +154,14 @@ impl Transformation for RegexRouter {
     }
 
     fn apply(&self, record: &mut Record) -> Result<bool> {
+        if let Some((t, out)) = self.first.get()
+            && *t == record.topic
+        {
+            if let Some(topic) = out {
+                record.topic.clone_from(topic);
+            }
+            return Ok(true);
+        }
         let mut routed = self.routed.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, out)) = routed.iter().find(|(t, _)| *t == record.topic) {
             if let Some(topic) = out {
@@ -173,10 +185,14 @@ impl Transformation for RegexRouter {
             }
             None => None,
         };
-        if routed.len() >= ROUTED_TOPICS {
-            routed.remove(0);
+        if self.first.get().is_none() {
+            let _ = self.first.set((record.topic.clone(), out.clone()));
+        } else {
+            if routed.len() >= ROUTED_TOPICS {
+                routed.remove(0);
+            }
+            routed.push((record.topic.clone(), out.clone()));
         }
-        routed.push((record.topic.clone(), out.clone()));
         if let Some(topic) = out {
             record.topic = topic;
         }

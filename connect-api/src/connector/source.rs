@@ -127,6 +127,16 @@ pub trait SourceTask: Send + 'static {
         Ok(())
     }
 
+    /// Whether [`SourceTask::commit_record`] reads the record's topic, key, value, schemas or
+    /// headers. `false` (a task that does not override `commit_record`, or reads only the source
+    /// partition and offset) lets the runtime move that data into the transformation chain
+    /// instead of copying it; the record `commit_record` then gets keeps its source partition,
+    /// source offset, Kafka partition and timestamp. `true`, the default, keeps Apache's contract:
+    /// `commit_record` sees the record as `poll` returned it.
+    fn commit_record_reads_data(&self) -> bool {
+        true
+    }
+
     /// One record was acknowledged by Kafka (or dropped, `metadata = None`). Kept synchronous
     /// and cheap: it runs once per record.
     fn commit_record(

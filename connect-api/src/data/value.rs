@@ -181,6 +181,11 @@ impl Struct {
         self.values
     }
 
+    /// The schema and the values in field order, moved out.
+    pub fn into_parts(self) -> (Schema, Vec<Value>) {
+        (self.schema, self.values)
+    }
+
     /// A struct from one value per field, in field order, each already checked against its
     /// field's schema as [`Struct::put`] does (the builder of a whole struct at once).
     ///

@@ -489,13 +489,15 @@ impl Runner {
     async fn send_batch(&mut self, batch: Vec<SourceRecord>) -> Result<(), ConnectError> {
         let connector_boundaries =
             self.run.connector_config.transaction_boundary == TransactionBoundary::Connector;
-        for record in batch {
+        let keep_data = self.task.commit_record_reads_data();
+        for mut record in batch {
             let converted = convert_record(
                 &self.run.converters,
                 &self.run.transforms,
                 &self.run.connector_config.common,
                 &self.run.id,
-                &record,
+                &mut record,
+                keep_data,
                 &self.metrics.errors,
             )?;
             let delivery = match converted {

@@ -120,6 +120,9 @@ impl SourceTask for PanicSafeSourceTask {
     async fn commit(&mut self) -> connect_api::Result<()> {
         catch("SourceTask::commit", self.0.commit()).await
     }
+    fn commit_record_reads_data(&self) -> bool {
+        self.0.commit_record_reads_data()
+    }
     fn commit_record(
         &mut self,
         record: &SourceRecord,

@@ -118,22 +118,29 @@ pub(crate) fn convert_record(
     transforms: &TransformChain,
     config: &ConnectorConfig,
     id: &ConnectorTaskId,
-    record: &SourceRecord,
+    record: &mut SourceRecord,
+    keep_data: bool,
     errors: &ErrorMetrics,
 ) -> Result<Option<ProducerRecord>, ConnectError> {
     let tolerated = config.errors_tolerance == ToleranceType::All;
     // task-error-metrics of one failed record.
     let count_error = || errors.failed(config.errors_log_enable, tolerated);
-    let transformed;
+    // Transformed in place in this frame: the record is not moved through `Option`s and
+    // `Result`s on its way here (a memcpy of the whole record each).
+    let mut transformed;
     let data = if transforms.is_empty() {
-        record_data!(record)
+        record_data!(&*record)
     } else {
-        match transforms.apply_source_data(record) {
-            Ok(Some(r)) => {
-                transformed = r;
-                record_data!(&transformed)
-            }
-            Ok(None) => return Ok(None),
+        // The original is kept for `commit_record` when the task reads it, and for the error
+        // log when it prints records; otherwise its data moves into the chain.
+        transformed = if keep_data || config.errors_log_include_messages {
+            connect_transforms::Record::copy_of_source(record)
+        } else {
+            connect_transforms::Record::take_from_source(record)
+        };
+        match transforms.apply_in_place(&mut transformed) {
+            Ok(true) => record_data!(&transformed),
+            Ok(false) => return Ok(None),
             Err(TransformError { class, error }) => {
                 count_error();
                 if config.errors_log_enable {
@@ -360,13 +367,15 @@ impl Runner {
     }
 
     async fn send_batch(&mut self, batch: Vec<SourceRecord>) -> Result<(), ConnectError> {
-        for record in batch {
+        let keep_data = self.task.commit_record_reads_data();
+        for mut record in batch {
             let converted = convert_record(
                 &self.run.converters,
                 &self.run.transforms,
                 &self.run.connector_config,
                 &self.run.id,
-                &record,
+                &mut record,
+                keep_data,
                 &self.metrics.errors,
             )?;
             if let Some(pr) = &converted {
