@@ -17,11 +17,52 @@ use connect_api::data::{Schema, Value};
 use connect_api::record::{SourceRecord, json_map};
 use connect_transforms::TransformChain;
 
-fn chain(pairs: &[(&str, &str)]) -> TransformChain {
-    let props: ConfigMap = pairs
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect();
+/// Each stage's config: `HoistField$Value` of the int64 into a struct, `InsertField$Value` of a
+/// static string field, `RegexRouter` onto the same topic.
+const STAGES: &[(&str, &[(&str, &str)])] = &[
+    (
+        "hoist",
+        &[
+            (
+                "type",
+                "org.apache.kafka.connect.transforms.HoistField$Value",
+            ),
+            ("field", "seqno"),
+        ],
+    ),
+    (
+        "ins",
+        &[
+            (
+                "type",
+                "org.apache.kafka.connect.transforms.InsertField$Value",
+            ),
+            ("static.field", "source"),
+            ("static.value", "bench"),
+        ],
+    ),
+    (
+        "route",
+        &[
+            ("type", "org.apache.kafka.connect.transforms.RegexRouter"),
+            ("regex", "(.*)"),
+            ("replacement", "$1"),
+        ],
+    ),
+];
+
+/// The chain of the comma-separated stage aliases (empty: no chain).
+fn chain(aliases: &str) -> TransformChain {
+    let mut props = ConfigMap::new();
+    if !aliases.is_empty() {
+        props.insert("transforms".to_owned(), aliases.to_owned());
+        for alias in aliases.split(',') {
+            let (_, keys) = STAGES.iter().find(|(a, _)| *a == alias).expect("stage");
+            for (k, v) in *keys {
+                props.insert(format!("transforms.{alias}.{k}"), (*v).to_owned());
+            }
+        }
+    }
     TransformChain::from_config(&props).expect("chain")
 }
 
@@ -46,72 +87,16 @@ fn main() {
         })
         .collect();
     let json = JsonConverter::new(false);
-    let chains = [
-        ("none", chain(&[])),
-        (
-            "hoist,insert,route",
-            chain(&[
-                ("transforms", "hoist,ins,route"),
+    let chains: Vec<(&str, TransformChain)> =
+        ["", "hoist,ins,route", "hoist", "route", "hoist,ins"]
+            .into_iter()
+            .map(|aliases| {
                 (
-                    "transforms.hoist.type",
-                    "org.apache.kafka.connect.transforms.HoistField$Value",
-                ),
-                ("transforms.hoist.field", "seqno"),
-                (
-                    "transforms.ins.type",
-                    "org.apache.kafka.connect.transforms.InsertField$Value",
-                ),
-                ("transforms.ins.static.field", "source"),
-                ("transforms.ins.static.value", "bench"),
-                (
-                    "transforms.route.type",
-                    "org.apache.kafka.connect.transforms.RegexRouter",
-                ),
-                ("transforms.route.regex", "(.*)"),
-                ("transforms.route.replacement", "$1"),
-            ]),
-        ),
-        (
-            "hoist",
-            chain(&[
-                ("transforms", "hoist"),
-                (
-                    "transforms.hoist.type",
-                    "org.apache.kafka.connect.transforms.HoistField$Value",
-                ),
-                ("transforms.hoist.field", "seqno"),
-            ]),
-        ),
-        (
-            "route",
-            chain(&[
-                ("transforms", "route"),
-                (
-                    "transforms.route.type",
-                    "org.apache.kafka.connect.transforms.RegexRouter",
-                ),
-                ("transforms.route.regex", "(.*)"),
-                ("transforms.route.replacement", "$1"),
-            ]),
-        ),
-        (
-            "hoist,insert",
-            chain(&[
-                ("transforms", "hoist,ins"),
-                (
-                    "transforms.hoist.type",
-                    "org.apache.kafka.connect.transforms.HoistField$Value",
-                ),
-                ("transforms.hoist.field", "seqno"),
-                (
-                    "transforms.ins.type",
-                    "org.apache.kafka.connect.transforms.InsertField$Value",
-                ),
-                ("transforms.ins.static.field", "source"),
-                ("transforms.ins.static.value", "bench"),
-            ]),
-        ),
-    ];
+                    if aliases.is_empty() { "none" } else { aliases },
+                    chain(aliases),
+                )
+            })
+            .collect();
     let base = run(&records, &chains[0].1, &json);
     println!(
         "{:20} {base:7.1} ns/record (JSON-convert key and value; a chain adds the copy of the record it works on, its stages, the conversion of what they give)",
