@@ -97,6 +97,12 @@ async fn source_chain_rekeys_routes_and_filters() {
         )
         .await;
     }
+    // KIP-558 records the topic a record was produced to, after the chain (as Apache does):
+    // the renamed topic, never the one the task wrote; nothing for the connector whose records
+    // were all filtered out.
+    assert_active_topics(&w, "routed", json!([routed])).await;
+    let t = w.get("/connectors/dropped/topics").await.unwrap();
+    assert_eq!(t["dropped"]["topics"], json!([]), "{t}");
     // ...yet nothing reached the original topics: renamed, or filtered out.
     let leftovers = tokio::task::spawn_blocking(move || {
         kafka::read_all(
@@ -542,4 +548,71 @@ async fn bad_transform_configs_are_refused_through_a_follower() {
         .filter_map(|k| k["name"].as_str())
         .collect();
     assert_eq!(names, BTreeSet::from(["regex", "replacement"]), "{keys}");
+}
+
+/// Waits until `GET /connectors/{connector}/topics` lists exactly `topics`.
+async fn assert_active_topics(
+    w: &connect_tests::worker::WorkerProc,
+    connector: &str,
+    topics: Value,
+) {
+    eventually(Duration::from_secs(30), "the active topics", || async {
+        let t = w
+            .get(&format!("/connectors/{connector}/topics"))
+            .await
+            .ok()?;
+        (t[connector]["topics"] == topics).then_some(())
+    })
+    .await;
+}
+
+/// The exactly-once runner under a router: every record lands, committed, in the renamed topic,
+/// and the active topic is the renamed one (the runtime takes it from the produced record, not
+/// from the task's record, whose data the built-in sources let the chain take).
+#[tokio::test(flavor = "multi_thread")]
+async fn exactly_once_source_with_a_router() {
+    let spec = ClusterSpec::new("smt-eos").set("exactly.once.source.support", "enabled");
+    let w = spec.start_worker().await;
+    let base = unique("smt-eos");
+    let (a, routed) = (format!("{base}-a"), format!("{base}-routed"));
+    kafka::create_topics(&[&a, &routed], 1).await;
+    create(
+        &w,
+        "eos-routed",
+        json!({
+            "connector.class": VERIFIABLE, "topic": a, "tasks.max": "1",
+            "max.records": "50", "throughput": "1000",
+            "transforms": "route",
+            "transforms.route.type": format!("{T}RegexRouter"),
+            "transforms.route.regex": "(.*)-a",
+            "transforms.route.replacement": "$1-routed",
+        }),
+    )
+    .await;
+    let records = tokio::task::spawn_blocking({
+        let routed = routed.clone();
+        move || {
+            kafka::read_until(
+                &[&routed],
+                Isolation::ReadCommitted,
+                Duration::from_secs(90),
+                |seen| seen.len() >= 50,
+            )
+        }
+    })
+    .await
+    .unwrap();
+    let values: BTreeSet<String> = records.iter().filter_map(|r| r.value.clone()).collect();
+    assert_eq!(
+        values.len(),
+        50,
+        "50 distinct committed records: {records:?}"
+    );
+    assert_active_topics(&w, "eos-routed", json!([routed])).await;
+    eventually(
+        Duration::from_secs(60),
+        "all source offsets committed",
+        || async { (committed_seqno(&w, "eos-routed").await == Some(49)).then_some(()) },
+    )
+    .await;
 }

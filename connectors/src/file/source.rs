@@ -242,6 +242,11 @@ impl SourceTask for FileStreamSourceTask {
         Ok(())
     }
 
+    /// `commit_record` is not overridden: the runtime may move the data into the chain.
+    fn commit_record_reads_data(&self) -> bool {
+        false
+    }
+
     async fn poll(&mut self) -> Result<Vec<SourceRecord>> {
         let state = self
             .state

@@ -403,6 +403,11 @@ impl SourceTask for PostgresSourceTask {
         Ok(())
     }
 
+    /// `commit_record` is not overridden: the runtime may move the data into the chain.
+    fn commit_record_reads_data(&self) -> bool {
+        false
+    }
+
     async fn poll(&mut self) -> Result<Vec<SourceRecord>> {
         for _ in 0..self.tables.len() {
             let i = self.next_table % self.tables.len();

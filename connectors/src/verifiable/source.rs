@@ -218,6 +218,11 @@ impl SourceTask for VerifiableSourceTask {
         Ok(())
     }
 
+    /// `commit_record` is not overridden: the runtime may move the data into the chain.
+    fn commit_record_reads_data(&self) -> bool {
+        false
+    }
+
     async fn poll(&mut self) -> Result<Vec<SourceRecord>> {
         let state = self
             .state

@@ -44,13 +44,13 @@ use connect_api::{
     SourceTask, SourceTaskContext,
 };
 use rdkafka::ClientConfig;
-use rdkafka::producer::{BaseProducer, DeliveryFuture, FutureProducer, FutureRecord, Producer};
+use rdkafka::producer::{BaseProducer, FutureProducer, FutureRecord, Producer};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::convert::RecordConverters;
 use super::ledger::NotRetriable;
-use super::source::{await_delivery, convert_record, partition_key, try_send};
+use super::source::{Delivery, Sent, convert_record, partition_key, try_send};
 use super::topics::ActiveTopics;
 use super::{
     BackendOffsetReader, ConnectorTaskId, SourceOffsetBackend, TaskStatusListener, TokioTimer,
@@ -193,11 +193,6 @@ impl TransactionContext for ConnectorBoundaries {
             record.source_offset.clone(),
         ));
     }
-}
-
-struct Sent {
-    record: SourceRecord,
-    delivery: Option<DeliveryFuture>,
 }
 
 /// Per-task transaction figures, logged every [`STATS_LOG_INTERVAL`] and at stop.
@@ -512,7 +507,7 @@ impl Runner {
                     self.begin()?;
                     loop {
                         if let Some(f) = try_send(&self.producer, &pr)? {
-                            break Some(f);
+                            break Some(Delivery::new(pr.topic, f));
                         }
                         tokio::time::sleep(Duration::from_millis(10)).await;
                     }
@@ -616,11 +611,11 @@ impl Runner {
         // Every record of the transaction is acknowledged once the commit returned.
         while let Some(sent) = self.in_transaction.pop_front() {
             let metadata = match sent.delivery {
-                Some(d) => Some(await_delivery(&sent.record.topic, d).await?),
+                Some(d) => Some(d.wait().await?),
                 None => None,
             };
-            if metadata.is_some() {
-                self.topics.record(&sent.record.topic);
+            if let Some(m) = &metadata {
+                self.topics.record(&m.topic);
             }
             self.metrics.source_done(1, usize::from(metadata.is_some()));
             self.task.commit_record(&sent.record, metadata.as_ref())?;

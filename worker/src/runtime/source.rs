@@ -245,16 +245,34 @@ pub(crate) fn try_send(
     }
 }
 
-/// Awaits one delivery and turns it into Connect's `RecordMetadata`.
-pub(crate) async fn await_delivery(
-    topic: &str,
-    fut: DeliveryFuture,
-) -> Result<RecordMetadata, ConnectError> {
-    delivery_result(topic, fut.await)
+/// A record the producer took, until its ack. `topic` is the topic it was produced to (after the
+/// transformation chain): Connect reports that one as active and in `commit_record`'s metadata,
+/// and the task's record may no longer hold it (see `SourceTask::commit_record_reads_data`).
+pub(crate) struct Delivery {
+    topic: String,
+    future: DeliveryFuture,
 }
 
-pub(crate) fn delivery_result(
-    topic: &str,
+impl Delivery {
+    /// `future` is the producer's ack of a record sent to `topic`.
+    pub(crate) fn new(topic: String, future: DeliveryFuture) -> Self {
+        Self { topic, future }
+    }
+
+    /// Awaits the ack and turns it into Connect's `RecordMetadata`.
+    pub(crate) async fn wait(self) -> Result<RecordMetadata, ConnectError> {
+        delivery_result(self.topic, self.future.await)
+    }
+
+    /// The ack's outcome if it has arrived, without waiting.
+    fn ready(&mut self) -> Option<Result<RecordMetadata, ConnectError>> {
+        let outcome = futures::FutureExt::now_or_never(&mut self.future)?;
+        Some(delivery_result(std::mem::take(&mut self.topic), outcome))
+    }
+}
+
+fn delivery_result(
+    topic: String,
     outcome: Result<
         rdkafka::producer::future_producer::OwnedDeliveryResult,
         futures::channel::oneshot::Canceled,
@@ -262,13 +280,13 @@ pub(crate) fn delivery_result(
 ) -> Result<RecordMetadata, ConnectError> {
     match outcome {
         Ok(Ok(d)) => Ok(RecordMetadata {
-            topic: topic.to_owned(),
+            topic,
             partition: d.partition,
             offset: d.offset,
             timestamp: d.timestamp.to_millis(),
         }),
         Ok(Err((KafkaError::MessageProduction(code), _))) if is_unknown_topic(code) => {
-            Err(ConnectError::fatal(unknown_topic_message(topic)))
+            Err(ConnectError::fatal(unknown_topic_message(&topic)))
         }
         Ok(Err((e, _))) => Err(ConnectError::fatal(format!(
             "failed to produce record to topic {topic}: {e}"
@@ -284,15 +302,16 @@ pub(crate) fn partition_key(p: &SourcePartition) -> String {
     serde_json::to_string(p).unwrap_or_default()
 }
 
-struct InFlight {
-    record: SourceRecord,
-    delivery: Option<DeliveryFuture>,
+/// A record of the task's batch and its delivery (`None`: the chain dropped it).
+pub(crate) struct Sent {
+    pub record: SourceRecord,
+    pub delivery: Option<Delivery>,
 }
 
 struct Runner {
     run: SourceTaskRun,
     task: Box<dyn SourceTask>,
-    in_flight: VecDeque<InFlight>,
+    in_flight: VecDeque<Sent>,
     /// Latest offset per source partition among records sent since the last offset flush.
     pending_offsets: BTreeMap<String, (SourcePartition, Option<SourceOffset>)>,
     topics: ActiveTopics,
@@ -306,11 +325,11 @@ impl Runner {
             return Ok(());
         };
         let metadata = match entry.delivery {
-            Some(d) => Some(await_delivery(&entry.record.topic, d).await?),
+            Some(d) => Some(d.wait().await?),
             None => None,
         };
-        if metadata.is_some() {
-            self.topics.record(&entry.record.topic);
+        if let Some(m) = &metadata {
+            self.topics.record(&m.topic);
         }
         self.metrics.source_done(1, usize::from(metadata.is_some()));
         self.task.commit_record(&entry.record, metadata.as_ref())
@@ -321,14 +340,14 @@ impl Runner {
         while let Some(front) = self.in_flight.front_mut() {
             let metadata = match &mut front.delivery {
                 None => None,
-                Some(d) => match futures::FutureExt::now_or_never(d) {
+                Some(d) => match d.ready() {
                     None => break,
-                    Some(outcome) => Some(delivery_result(&front.record.topic, outcome)?),
+                    Some(result) => Some(result?),
                 },
             };
             let entry = self.in_flight.pop_front().expect("front exists");
-            if metadata.is_some() {
-                self.topics.record(&entry.record.topic);
+            if let Some(m) = &metadata {
+                self.topics.record(&m.topic);
             }
             self.metrics.source_done(1, usize::from(metadata.is_some()));
             self.task.commit_record(&entry.record, metadata.as_ref())?;
@@ -385,7 +404,7 @@ impl Runner {
                 None => None,
                 Some(pr) => loop {
                     if let Some(fut) = try_send(&self.run.producer, &pr)? {
-                        break Some(fut);
+                        break Some(Delivery::new(pr.topic, fut));
                     }
                     // librdkafka's queue is full: make room by waiting for the oldest ack.
                     if self.in_flight.is_empty() {
@@ -402,7 +421,7 @@ impl Runner {
                     record.source_offset.clone(),
                 ),
             );
-            self.in_flight.push_back(InFlight { record, delivery });
+            self.in_flight.push_back(Sent { record, delivery });
         }
         self.complete_ready().await
     }
