@@ -215,7 +215,8 @@ impl SchemaCache {
             entries.push(entry);
             return Ok(schema);
         }
-        let schema = make()?;
+        // Interned: a cache hit hands out a schema whose clones and drops cost no atomics.
+        let schema = make()?.interned();
         if self.first.get().is_none() {
             let _ = self.first.set((key.clone(), schema.clone()));
             return Ok(schema);
