@@ -11,9 +11,7 @@ use connect_api::data::{Schema, SchemaBuilder, Value};
 use connect_api::{ConnectError, Result};
 
 use crate::insert_field::{REPLACE_NULL_WITH_DEFAULT, replace_null_key};
-use crate::util::{
-    SchemaCache, build_struct, copy_schema_basics, field_value, require_map, require_struct,
-};
+use crate::util::{SchemaCache, build_struct, copy_schema_basics, require_map, require_struct};
 use crate::{Record, Side, Transformation};
 
 pub const EXCLUDE: &str = "exclude";
@@ -88,8 +86,8 @@ pub struct ReplaceField {
     side: Side,
     exclude: Vec<String>,
     include: Vec<String>,
-    renames: HashMap<String, String>,
-    reverse: HashMap<String, String>,
+    /// (from, to), one per `from`. A few entries: a scan is cheaper per record than hashing.
+    renames: Vec<(String, String)>,
     replace_null_with_default: bool,
     cache: SchemaCache,
 }
@@ -100,8 +98,7 @@ impl ReplaceField {
             side,
             exclude: Vec::new(),
             include: Vec::new(),
-            renames: HashMap::new(),
-            reverse: HashMap::new(),
+            renames: Vec::new(),
             replace_null_with_default: true,
             cache: SchemaCache::default(),
         }
@@ -113,7 +110,18 @@ impl ReplaceField {
     }
 
     fn renamed<'a>(&'a self, name: &'a str) -> &'a str {
-        self.renames.get(name).map_or(name, String::as_str)
+        self.renames
+            .iter()
+            .find(|(from, _)| from == name)
+            .map_or(name, |(_, to)| to.as_str())
+    }
+
+    /// The input field a field of the output schema comes from.
+    fn original<'a>(&'a self, name: &'a str) -> &'a str {
+        self.renames
+            .iter()
+            .find(|(_, to)| to == name)
+            .map_or(name, |(from, _)| from.as_str())
     }
 
     fn updated_schema(&self, schema: &Schema) -> Schema {
@@ -132,12 +140,10 @@ impl Transformation for ReplaceField {
         let c = config_def().parse(props)?;
         self.exclude = c.list(EXCLUDE).to_vec();
         self.include = c.list(INCLUDE).to_vec();
-        self.renames = parse_renames(c.list(RENAMES))?.into_iter().collect();
-        self.reverse = self
-            .renames
-            .iter()
-            .map(|(a, b)| (b.clone(), a.clone()))
-            .collect();
+        // Through a map, as Java's: a repeated `from` keeps its last mapping.
+        let renames: HashMap<String, String> =
+            parse_renames(c.list(RENAMES))?.into_iter().collect();
+        self.renames = renames.into_iter().collect();
         self.replace_null_with_default = c.boolean(REPLACE_NULL_WITH_DEFAULT).unwrap_or(true);
         self.cache = SchemaCache::default();
         Ok(())
@@ -167,18 +173,31 @@ impl Transformation for ReplaceField {
                 Ok(true)
             }
             Some(_) => {
-                let value = require_struct(&value, PURPOSE)?;
+                require_struct(&value, PURPOSE)?;
+                let Value::Struct(value) = value else {
+                    unreachable!("require_struct checked the type")
+                };
                 let updated = self.cache.get_or_try_insert(value.schema(), || {
                     Ok(self.updated_schema(value.schema()))
                 })?;
+                // The struct is ours: each kept value moves to its (renamed) field. Output names
+                // are distinct and each comes from one input field, so none is taken twice.
+                let (original, mut values) = value.into_parts();
                 let fields = updated.fields().iter().map(|f| {
-                    let original = self.reverse.get(&f.name).unwrap_or(&f.name);
-                    (
-                        f.name.clone(),
-                        field_value(value, original, self.replace_null_with_default),
-                    )
+                    let v = match original.field(self.original(&f.name)) {
+                        None => Value::Null,
+                        Some(of) => {
+                            let v = std::mem::replace(&mut values[of.index], Value::Null);
+                            if v.is_null() && self.replace_null_with_default {
+                                of.schema.default_value().cloned().unwrap_or(Value::Null)
+                            } else {
+                                v
+                            }
+                        }
+                    };
+                    (f.name.as_str(), v)
                 });
-                let s = build_struct(&updated, fields.collect::<Vec<_>>())?;
+                let s = build_struct(&updated, fields)?;
                 self.side.set(record, Some(updated), Value::Struct(s));
                 Ok(true)
             }

@@ -16,7 +16,10 @@
 //!   transformation chain; with `BENCH_CHAIN=neutral` the chain is `HoistField$Value`,
 //!   `InsertField$Value` and `ExtractField$Value` of the hoisted field: the same work on the
 //!   struct, but records the size of the input's (the default chain's records are ~5x larger,
-//!   which librdkafka and the broker pay for too)
+//!   which librdkafka and the broker pay for too); with `BENCH_RECORD=complete` every run sends
+//!   the verifiable source's complete records (a struct of name, task, topic, time_ms and seqno,
+//!   ~100 bytes of JSON) and the chain is `InsertField$Value` (a static field),
+//!   `ReplaceField$Value` (a rename) and `RegexRouter`
 //!
 //! Each worker run also prints the worker's CPU seconds for its records (`/proc/<pid>/stat`),
 //! and the topic is deleted after it. The reader starts once the task has written everything.
@@ -95,9 +98,24 @@ async fn worker_run(
         "tasks.max": "1", "topic": topic, "throughput": "-1",
         "batch.size": batch.to_string(), "max.records": n.to_string(),
     });
+    // `BENCH_RECORD=complete`: the verifiable source's complete records (a struct of five fields).
+    let complete = std::env::var("BENCH_RECORD").as_deref() == Ok("complete");
+    if complete {
+        config["complete.record.data"] = json!("true");
+    }
     // `BENCH_CHAIN=none`: the "SMT" runs have no chain (an A/A run: the noise floor).
     if transforms && std::env::var("BENCH_CHAIN").as_deref() != Ok("none") {
-        let extra = if std::env::var("BENCH_CHAIN").as_deref() == Ok("neutral") {
+        let extra = if complete {
+            json!({
+                "transforms": "ins,rename,route",
+                "transforms.ins.type": "org.apache.kafka.connect.transforms.InsertField$Value",
+                "transforms.ins.static.field": "source", "transforms.ins.static.value": "bench",
+                "transforms.rename.type": "org.apache.kafka.connect.transforms.ReplaceField$Value",
+                "transforms.rename.renames": "time_ms:timestamp",
+                "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+                "transforms.route.regex": "(.*)", "transforms.route.replacement": "$1",
+            })
+        } else if std::env::var("BENCH_CHAIN").as_deref() == Ok("neutral") {
             json!({
                 "transforms": "hoist,ins,ext",
                 "transforms.hoist.type": "org.apache.kafka.connect.transforms.HoistField$Value",
