@@ -179,7 +179,8 @@ impl Schema {
     }
 
     /// An equal schema whose clones and drops cost nothing: the process keeps one copy of each
-    /// distinct interned schema, up to `INTERNED_MAX` of them (beyond that, `self` unchanged).
+    /// distinct interned schema, up to `INTERNED_MAX` of them (once the table is full, `self`
+    /// unchanged).
     /// For schemas made once and carried by many records, such as the ones transforms derive
     /// and cache; a connector whose schemas keep changing would only fill the table.
     pub fn interned(self) -> Schema {
@@ -189,11 +190,13 @@ impl Schema {
             return self;
         }
         let mut table = TABLE.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(d) = table.iter().find(|d| **d == self.data()) {
-            return Schema(Repr::Interned(d));
-        }
+        // Full: no more scans either (a connector whose schemas keep changing would otherwise
+        // pay a scan of the whole table for every new schema).
         if table.len() >= INTERNED_MAX {
             return self;
+        }
+        if let Some(d) = table.iter().find(|d| **d == self.data()) {
+            return Schema(Repr::Interned(d));
         }
         let leaked = self.leaked();
         if let Repr::Interned(d) = leaked.0 {

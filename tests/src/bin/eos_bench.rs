@@ -24,6 +24,9 @@
 //! Each worker run also prints the worker's CPU seconds for its records (`/proc/<pid>/stat`),
 //! and the topic is deleted after it. The reader starts once the task has written everything.
 //!
+//! `fence` (alone): the zombie-fencing round of a connector of 16 exactly-once tasks, from the
+//! worker's log (`fence_ms`).
+//!
 //! Run: `cargo run --release -p connect-tests --bin eos_bench -- [records] [batch] [modes]
 //! [rounds]`, `modes` a comma list of `bare,alo,eos,smt` (default: all); with `rounds` > 1 the
 //! at-least-once and SMT runs alternate that many times and the median chain cost is printed
@@ -34,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use connect_tests::kafka::{self, Isolation, client_config};
 use connect_tests::unique;
-use connect_tests::worker::{ClusterSpec, WorkerProc};
+use connect_tests::worker::{ClusterSpec, WorkerProc, eventually, running_tasks};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Message;
 use rdkafka::producer::{BaseRecord, Producer, ThreadedProducer};
@@ -347,6 +350,10 @@ fn main() {
     );
     let bare = on("bare").then(|| bare_transactional(n, batch));
     let rt = tokio::runtime::Runtime::new().unwrap();
+    if on("fence") {
+        rt.block_on(fence_run(16));
+        return;
+    }
     let rounds: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(1).max(1);
     let (mut costs, mut cpu_costs) = (Vec::new(), Vec::new());
     let (mut alo, mut smt) = (Run::default(), None);
@@ -410,6 +417,53 @@ fn main() {
             None => println!("eos {b:<10} = {:.2}x at-least-once", r / alo.rate),
         }
     }
+}
+
+/// Zombie fencing of a connector of `tasks` exactly-once tasks: the connector runs, its config
+/// changes (new task configs, so the leader fences the previous generation's transactional ids
+/// before the new tasks start), and the worker's log gives the fencing round's duration.
+async fn fence_run(tasks: usize) {
+    let spec = ClusterSpec::new("bench-fence").set("exactly.once.source.support", "enabled");
+    let w: WorkerProc = spec.start_worker().await;
+    let topic = unique("bench-fence");
+    kafka::create_topics(&[&topic], 1).await;
+    let config = |throughput: &str| {
+        json!({
+            "connector.class": "org.apache.kafka.connect.tools.VerifiableSourceConnector",
+            "tasks.max": tasks.to_string(), "topic": topic, "throughput": throughput,
+        })
+    };
+    let (status, body) = w
+        .send(
+            "POST",
+            "/connectors",
+            Some(json!({"name": "fence", "config": config("10")})),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    eventually(Duration::from_secs(120), "all tasks running", || {
+        running_tasks(&w, "fence", tasks)
+    })
+    .await;
+    let (status, body) = w
+        .send("PUT", "/connectors/fence/config", Some(config("20")))
+        .await;
+    assert!(status == 200 || status == 201, "{status} {body}");
+    let line = eventually(Duration::from_secs(120), "the fencing round", || async {
+        w.log_text()
+            .lines()
+            .find(|l| l.contains("fenced the previous generation's transactional ids"))
+            .map(str::to_owned)
+    })
+    .await;
+    let ms = line
+        .split_whitespace()
+        .find_map(|f| f.strip_prefix("fence_ms="))
+        .unwrap_or("?");
+    println!(
+        "zombie fencing of a connector of {tasks} exactly-once tasks: {ms} ms ({tasks} transactional ids)"
+    );
+    delete_topic(&topic).await;
 }
 
 /// "median M% (sorted: a, b, ...)" of per-round percentages.
