@@ -16,9 +16,21 @@
 #   org.apache.kafka.connect.tools.VerifiableSource{Connector,Task} and
 #   org.apache.kafka.connect.file.FileStream{Source,Sink}{Connector,Task}, e.g. the
 #   connect-file and connect-test-plugins jars of your own Apache Kafka 4.4.0 build.
+#   With APACHE_CONNECT_BENCH_PLUGIN=1 the project's own benchmark source connector
+#   (tests/apache/bench/src, connectrs.bench.BenchSourceConnector; written for this project) is
+#   compiled with javac against the jars into .local/apache-connect/bench-classes and put on the
+#   classpath too; APACHE_CONNECT_PLUGINS is then optional.
 # - Worker: ConnectDistributed against $KAFKA_BOOTSTRAP_SERVERS (default 127.0.0.1:39092, the
 #   shared local cluster of deploy/kafka.sh) with a random group id and random internal topics,
-#   REST on 127.0.0.1:$APACHE_CONNECT_PORT (default 38083), logs in .local/apache-connect/run/.
+#   REST on 127.0.0.1:$APACHE_CONNECT_PORT (default 38083), logs in .local/apache-connect/run/,
+#   the JVM's pid in .local/apache-connect/run/pid.
+#   APACHE_CONNECT_WORKER_PROPS: extra worker properties, one `key=value` a line, appended to
+#   the generated worker.properties (a key given again overrides the default), e.g.
+#   $'exactly.once.source.support=enabled\nkey.converter.schemas.enable=false'.
+#   APACHE_CONNECT_HEAP_OPTS (default -Xmx512m) and APACHE_CONNECT_JVM_OPTS (default none) go on
+#   the java command line; Apache's bin/connect-distributed.sh would use -Xms256M -Xmx2G, and its
+#   kafka-run-class.sh -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 ... (side_by_side passes
+#   those).
 #
 # `start` prints APACHE_CONNECT_URL=... and APACHE_CONNECT_STATUS_TOPIC=... as its last lines.
 set -euo pipefail
@@ -51,6 +63,21 @@ plugins_classpath() {
   classes=$APACHE_CONNECT_PLUGINS
 }
 
+# The project's benchmark connector, compiled once (again when a source is newer).
+bench_plugin() {
+  local src=$here/bench/src out=$home/bench-classes
+  if [ ! -f "$out/.complete" ] || [ -n "$(find "$src" -newer "$out/.complete" -type f | head -1)" ]; then
+    command -v javac >/dev/null || { echo "apache-connect.sh: javac (17+) is required" >&2; exit 1; }
+    echo "apache-connect.sh: compiling the benchmark connector into $out" >&2
+    rm -rf "$out"; mkdir -p "$out"
+    # shellcheck disable=SC2046 # file names without spaces
+    javac -nowarn -d "$out" -cp "$lib/*" $(find "$src" -name '*.java') >&2
+    cp -r "$src/META-INF" "$out/"
+    touch "$out/.complete"
+  fi
+  classes=$out${classes:+:$classes}
+}
+
 pid() { cat "$run/pid" 2>/dev/null || true; }
 alive() { local p; p=$(pid); [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
 
@@ -58,7 +85,12 @@ start() {
   if alive; then echo "apache-connect.sh: already running (pid $(pid))" >&2; tail -2 "$run/env"; return 0; fi
   command -v java >/dev/null || { echo "apache-connect.sh: java (17+) is required" >&2; exit 1; }
   fetch_jars
-  plugins_classpath
+  if [ "${APACHE_CONNECT_BENCH_PLUGIN:-0}" = 1 ]; then
+    classes=${APACHE_CONNECT_PLUGINS:-}
+    bench_plugin
+  else
+    plugins_classpath
+  fi
   rm -rf "$run"; mkdir -p "$run"
   local id; id=$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')
   cat > "$run/worker.properties" <<EOF
@@ -80,6 +112,9 @@ rest.advertised.host.name=127.0.0.1
 rest.advertised.port=$port
 scheduled.rebalance.max.delay.ms=0
 EOF
+  if [ -n "${APACHE_CONNECT_WORKER_PROPS:-}" ]; then
+    printf '%s\n' "$APACHE_CONNECT_WORKER_PROPS" >> "$run/worker.properties"
+  fi
   cat > "$run/log4j2.properties" <<EOF
 status = warn
 appender.file.type = File
@@ -93,7 +128,8 @@ logger.kafka.name = org.apache.kafka.clients
 logger.kafka.level = WARN
 EOF
   # The plugin classes go first: classpath plugins are discovered by scanning it.
-  nohup java -Xmx512m -cp "$classes:$lib/*" \
+  # shellcheck disable=SC2086 # the options are word lists
+  nohup java ${APACHE_CONNECT_HEAP_OPTS:--Xmx512m} ${APACHE_CONNECT_JVM_OPTS:-} -cp "$classes:$lib/*" \
     -Dlog4j2.configurationFile="$run/log4j2.properties" \
     org.apache.kafka.connect.cli.ConnectDistributed "$run/worker.properties" \
     > "$run/stdout.log" 2>&1 &

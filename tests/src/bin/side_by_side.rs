@@ -1,0 +1,418 @@
+//! Side-by-side source benchmark: Apache Kafka Connect 4.4 and this worker, the same workload
+//! one after the other against the same broker (prints figures; not a test). See
+//! tests/apache/BENCH.md for how to run it and the figures of a run.
+//!
+//! The workload: one source task, unthrottled, `batch.size` records per poll, `records` records
+//! of the verifiable source's shape (key INT32 = the task id, value INT64 = the seqno, source
+//! partition `{"id": 0}`, offset `{"seqno": n}`), JsonConverter without schemas for key and
+//! value. Apache's worker runs the project's own Java connector of that shape
+//! (tests/apache/bench, `connectrs.bench.BenchSourceConnector`: Apache's test-plugins artifact
+//! is not on Maven Central), ours its `VerifiableSourceConnector`. Modes:
+//!
+//! - `alo`: `exactly.once.source.support=disabled` (at-least-once)
+//! - `poll`: `exactly.once.source.support=enabled`, `transaction.boundary=poll`
+//! - `interval`: the same with `transaction.boundary=interval`,
+//!   `transaction.boundary.interval.ms=100`
+//!
+//! For each mode it runs Apache's worker (tests/apache/apache-connect.sh with
+//! `APACHE_CONNECT_BENCH_PLUGIN=1`; the measured process is its JVM, from the script's run/pid),
+//! then ours (`connect_tests::worker`, the binary of `CONNECT_WORKER_BIN`: point it at a release
+//! build), each with a fresh topic of one partition and fresh internal topics, all deleted after.
+//! Per run it prints:
+//!
+//! - records/s from the first to the last record's timestamp (CreateTime, stamped by the
+//!   worker's producer), read with `read_committed` once the topic's end has stood still for a
+//!   second, so worker start-up is excluded;
+//! - the worker process's CPU seconds (user + system, `/proc/<pid>/stat`) from the connector's
+//!   creation until the topic's end stood still (task start-up included), and per record;
+//! - its peak RSS (`VmHWM` of `/proc/<pid>/status`, read just before the worker is stopped).
+//!
+//! Every record read is checked: key `0`, value the seqno, in order, so both workers are seen
+//! to write the same bytes. Then per mode the ratios ours / Apache.
+//!
+//! Apache's JVM gets `APACHE_CONNECT_HEAP_OPTS` (default `-Xms256M -Xmx2G`, the heap Apache's
+//! bin/connect-distributed.sh sets) and `APACHE_CONNECT_JVM_OPTS` (default the options Apache's
+//! bin/kafka-run-class.sh sets: G1, `MaxGCPauseMillis=20`, ...).
+//!
+//! Run (serialized with the machine's other benchmarks):
+//! `flock /tmp/bench.lock cargo run --release -p connect-tests --bin side_by_side -- [records]
+//! [batch] [modes]` with `CONNECT_WORKER_BIN=target/release/connect-worker`; defaults 2000000,
+//! 1000, `alo,poll,interval`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use connect_tests::kafka::{self, client_config};
+use connect_tests::unique;
+use connect_tests::worker::{ClusterSpec, WorkerProc};
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::message::Message;
+use serde_json::{Value, json};
+
+/// Apache's bin/connect-distributed.sh: `KAFKA_HEAP_OPTS`.
+const APACHE_HEAP_OPTS: &str = "-Xms256M -Xmx2G";
+/// Apache's bin/kafka-run-class.sh: `KAFKA_JVM_PERFORMANCE_OPTS`.
+const APACHE_JVM_OPTS: &str = "-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
+     -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent \
+     -XX:MaxInlineLevel=15 -Djava.awt.headless=true";
+
+/// What one worker run measured.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    rate: f64,
+    secs: f64,
+    cpu: f64,
+    rss_kib: u64,
+}
+
+/// One benchmark mode: label, `exactly.once.source.support`, `transaction.boundary`.
+struct Mode {
+    key: &'static str,
+    label: &'static str,
+    support: &'static str,
+    boundary: Option<&'static str>,
+}
+
+const MODES: [Mode; 3] = [
+    Mode {
+        key: "alo",
+        label: "at-least-once",
+        support: "disabled",
+        boundary: None,
+    },
+    Mode {
+        key: "poll",
+        label: "eos poll",
+        support: "enabled",
+        boundary: Some("poll"),
+    },
+    Mode {
+        key: "interval",
+        label: "eos interval 100ms",
+        support: "enabled",
+        boundary: Some("interval"),
+    },
+];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_owned()
+}
+
+fn apache_home() -> PathBuf {
+    std::env::var_os("APACHE_CONNECT_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join(".local/apache-connect"))
+}
+
+fn connector_config(class: &str, topic: &str, n: usize, batch: usize, mode: &Mode) -> Value {
+    let mut config = json!({
+        "connector.class": class,
+        "tasks.max": "1", "topic": topic, "throughput": "-1",
+        "batch.size": batch.to_string(), "max.records": n.to_string(),
+    });
+    if let Some(b) = mode.boundary {
+        config["transaction.boundary"] = json!(b);
+        if b == "interval" {
+            config["transaction.boundary.interval.ms"] = json!("100");
+        }
+    }
+    config
+}
+
+/// Apache Kafka Connect's run of `mode`.
+async fn apache_run(mode: &Mode, n: usize, batch: usize) -> Run {
+    let script = root().join("tests/apache/apache-connect.sh");
+    let status = Command::new(&script).arg("status").output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&status.stdout).starts_with("running"),
+        "an Apache Connect worker of apache-connect.sh is already running: stop it first"
+    );
+    let props = format!(
+        "key.converter.schemas.enable=false\nvalue.converter.schemas.enable=false\n\
+         exactly.once.source.support={}\noffset.flush.interval.ms=1000",
+        mode.support
+    );
+    let heap =
+        std::env::var("APACHE_CONNECT_HEAP_OPTS").unwrap_or_else(|_| APACHE_HEAP_OPTS.into());
+    let jvm = std::env::var("APACHE_CONNECT_JVM_OPTS").unwrap_or_else(|_| APACHE_JVM_OPTS.into());
+    let out = Command::new(&script)
+        .arg("start")
+        .env("APACHE_CONNECT_BENCH_PLUGIN", "1")
+        .env("APACHE_CONNECT_WORKER_PROPS", props)
+        .env("APACHE_CONNECT_HEAP_OPTS", heap)
+        .env("APACHE_CONNECT_JVM_OPTS", jvm)
+        .env("KAFKA_BOOTSTRAP_SERVERS", kafka::bootstrap_servers())
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("run tests/apache/apache-connect.sh start");
+    assert!(out.status.success(), "apache-connect.sh start failed");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let url = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("APACHE_CONNECT_URL="))
+        .expect("apache-connect.sh printed APACHE_CONNECT_URL")
+        .to_owned();
+    let run = apache_home().join("run");
+    let pid: i32 = std::fs::read_to_string(run.join("pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    assert!(
+        String::from_utf8_lossy(&cmdline)
+            .contains("org.apache.kafka.connect.cli.ConnectDistributed"),
+        "pid {pid} of apache-connect.sh's run/pid is not the ConnectDistributed JVM"
+    );
+    let internal: Vec<String> = std::fs::read_to_string(run.join("worker.properties"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .filter(|(k, _)| k.ends_with(".storage.topic"))
+        .map(|(_, v)| v.to_owned())
+        .collect();
+
+    let topic = unique("sbs-apache");
+    kafka::create_topics(&[&topic], 1).await;
+    let config = connector_config(
+        "connectrs.bench.BenchSourceConnector",
+        &topic,
+        n,
+        batch,
+        mode,
+    );
+    let cpu_before = cpu_seconds(pid);
+    let resp = reqwest::Client::new()
+        .post(format!("{url}/connectors"))
+        .json(&json!({"name": "bench", "config": config}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        resp.status().as_u16(),
+        201,
+        "{}",
+        resp.text().await.unwrap_or_default()
+    );
+    let t = topic.clone();
+    let run = tokio::task::spawn_blocking(move || measure(&t, n, pid, cpu_before))
+        .await
+        .unwrap();
+    let stopped = Command::new(&script).arg("stop").status().unwrap();
+    assert!(stopped.success(), "apache-connect.sh stop failed");
+    let mut topics = internal;
+    topics.push(topic);
+    delete_topics(&topics).await;
+    run
+}
+
+/// This worker's run of `mode`.
+async fn ours_run(mode: &Mode, n: usize, batch: usize) -> Run {
+    let spec = ClusterSpec::new("sbs")
+        .set("exactly.once.source.support", mode.support)
+        .set("offset.flush.interval.ms", "1000");
+    let w: WorkerProc = spec.start_worker().await;
+    let pid = w.pid().expect("worker pid");
+    let topic = unique("sbs-ours");
+    kafka::create_topics(&[&topic], 1).await;
+    let config = connector_config(
+        "org.apache.kafka.connect.tools.VerifiableSourceConnector",
+        &topic,
+        n,
+        batch,
+        mode,
+    );
+    let cpu_before = cpu_seconds(pid);
+    let (status, body) = w
+        .send(
+            "POST",
+            "/connectors",
+            Some(json!({"name": "bench", "config": config})),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let t = topic.clone();
+    let run = tokio::task::spawn_blocking(move || measure(&t, n, pid, cpu_before))
+        .await
+        .unwrap();
+    drop(w);
+    let g = &spec.group_id;
+    delete_topics(&[
+        topic,
+        format!("{g}-configs"),
+        format!("{g}-offsets"),
+        format!("{g}-status"),
+    ])
+    .await;
+    run
+}
+
+/// Waits until the task has written everything, then takes the worker's CPU, reads and checks
+/// the `n` committed records of `topic`, and takes the worker's peak RSS.
+fn measure(topic: &str, n: usize, pid: i32, cpu_before: f64) -> Run {
+    let consumer: BaseConsumer = client_config()
+        .set("group.id", unique("sbs"))
+        .set("auto.offset.reset", "earliest")
+        .set("isolation.level", "read_committed")
+        .create()
+        .unwrap();
+    // Read only once the task has written everything (the high watermark holds at or above `n`
+    // for a second): a reader running alongside would take CPU from the worker and the broker.
+    let deadline = Instant::now() + Duration::from_secs(900);
+    let mut settled = (0i64, Instant::now());
+    while Instant::now() < deadline {
+        let (_, high) = consumer
+            .fetch_watermarks(topic, 0, Duration::from_secs(10))
+            .unwrap_or((0, 0));
+        if high != settled.0 {
+            settled = (high, Instant::now());
+        } else if high >= n as i64 && settled.1.elapsed() >= Duration::from_secs(1) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let cpu = cpu_seconds(pid) - cpu_before;
+    consumer.subscribe(&[topic]).unwrap();
+    let (mut first, mut last, mut seen) = (i64::MAX, i64::MIN, 0usize);
+    while seen < n && Instant::now() < deadline {
+        if let Some(Ok(m)) = consumer.poll(Duration::from_millis(500)) {
+            // The verifiable source's record `seen`: key 0 (the task id), value its seqno.
+            let (key, value) = (m.key().unwrap_or_default(), m.payload().unwrap_or_default());
+            assert!(
+                key == b"0" && value == seen.to_string().as_bytes(),
+                "record {seen} of {topic}: key {:?}, value {:?} (expected 0 and {seen})",
+                String::from_utf8_lossy(key),
+                String::from_utf8_lossy(value)
+            );
+            if let Some(ts) = m.timestamp().to_millis() {
+                first = first.min(ts);
+                last = last.max(ts);
+            }
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, n, "read all {n} records of {topic}");
+    let secs = ((last - first).max(1) as f64) / 1e3;
+    Run {
+        rate: n as f64 / secs,
+        secs,
+        cpu,
+        rss_kib: peak_rss_kib(pid),
+    }
+}
+
+/// User plus system CPU seconds of a process so far (`/proc/<pid>/stat`, Linux). Copied from
+/// eos_bench.rs.
+fn cpu_seconds(pid: i32) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0.0;
+    };
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are fields 14 and 15 of the line: 11 and 12 counted from the state (3).
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Peak resident set size of a process in KiB (`VmHWM` of `/proc/<pid>/status`).
+fn peak_rss_kib(pid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Deletes the run's topics, so that runs do not pile data on the broker's disk.
+async fn delete_topics(topics: &[String]) {
+    use rdkafka::admin::{AdminClient, AdminOptions};
+    use rdkafka::client::DefaultClientContext;
+    let admin: AdminClient<DefaultClientContext> = client_config().create().unwrap();
+    let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+    let _ = admin.delete_topics(&names, &AdminOptions::new()).await;
+}
+
+#[allow(clippy::print_stdout)]
+fn print_run(mode: &Mode, worker: &str, n: usize, r: &Run) {
+    println!(
+        "{:<18} {worker:<7} {n:>8} records in {:>6.2}s  {:>9.0} records/s  CPU {:>6.2}s ({:>5.2} µs/record)  peak RSS {:>6.1} MiB",
+        mode.label,
+        r.secs,
+        r.rate,
+        r.cpu,
+        r.cpu * 1e6 / n as f64,
+        r.rss_kib as f64 / 1024.0
+    );
+}
+
+#[allow(clippy::print_stdout)]
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let n: usize = args
+        .get(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2_000_000);
+    let batch: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1000);
+    let modes = args
+        .get(3)
+        .cloned()
+        .unwrap_or_else(|| "alo,poll,interval".into());
+    let on = |m: &str| modes.split(',').any(|x| x.trim() == m);
+    println!(
+        "side-by-side source benchmark: Apache Kafka Connect 4.4 vs connect-worker ({}); \
+         {n} records, batch.size {batch}, one task, Kafka at {}",
+        connect_tests::worker::worker_binary().display(),
+        kafka::bootstrap_servers()
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut rows = Vec::new();
+    for mode in MODES.iter().filter(|m| on(m.key)) {
+        let apache = rt.block_on(apache_run(mode, n, batch));
+        print_run(mode, "Apache", n, &apache);
+        let ours = rt.block_on(ours_run(mode, n, batch));
+        print_run(mode, "ours", n, &ours);
+        rows.push((mode, apache, ours));
+    }
+    println!();
+    println!(
+        "| mode | worker | records/s | CPU s | CPU µs/record | peak RSS MiB |\n|---|---|---:|---:|---:|---:|"
+    );
+    for (mode, apache, ours) in &rows {
+        for (worker, r) in [("Apache Connect 4.4", apache), ("connect-worker", ours)] {
+            println!(
+                "| {} | {worker} | {:.0} | {:.2} | {:.2} | {:.1} |",
+                mode.label,
+                r.rate,
+                r.cpu,
+                r.cpu * 1e6 / n as f64,
+                r.rss_kib as f64 / 1024.0
+            );
+        }
+    }
+    println!();
+    println!(
+        "| mode | records/s ours/Apache | CPU ours/Apache | peak RSS ours/Apache |\n|---|---:|---:|---:|"
+    );
+    for (mode, apache, ours) in &rows {
+        println!(
+            "| {} | {:.2} | {:.2} | {:.3} |",
+            mode.label,
+            ours.rate / apache.rate,
+            ours.cpu / apache.cpu,
+            ours.rss_kib as f64 / apache.rss_kib as f64
+        );
+    }
+}
