@@ -124,7 +124,8 @@ fn connector_config(class: &str, topic: &str, n: usize, batch: usize, mode: &Mod
 }
 
 /// Apache Kafka Connect's run of `mode`.
-async fn apache_run(mode: &Mode, n: usize, batch: usize) -> Run {
+#[allow(clippy::print_stdout)]
+async fn apache_run(mode: &Mode, n: usize, batch: usize) -> Option<Run> {
     let script = root().join("tests/apache/apache-connect.sh");
     let status = Command::new(&script).arg("status").output().unwrap();
     assert!(
@@ -202,6 +203,22 @@ async fn apache_run(mode: &Mode, n: usize, batch: usize) -> Run {
     let run = tokio::task::spawn_blocking(move || measure(&t, n, pid, cpu_before))
         .await
         .unwrap();
+    if run.is_none() {
+        let status = reqwest::get(format!("{url}/connectors/bench/status")).await;
+        if let Ok(r) = status {
+            let body: Value = r.json().await.unwrap_or_default();
+            let trace = body["tasks"][0]["trace"].as_str().unwrap_or("");
+            let causes: Vec<&str> = trace
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("at "))
+                .collect();
+            println!(
+                "Apache's task: {} {}",
+                body["tasks"][0]["state"],
+                causes.join(" / ")
+            );
+        }
+    }
     let stopped = Command::new(&script).arg("stop").status().unwrap();
     assert!(stopped.success(), "apache-connect.sh stop failed");
     let mut topics = internal;
@@ -211,7 +228,8 @@ async fn apache_run(mode: &Mode, n: usize, batch: usize) -> Run {
 }
 
 /// This worker's run of `mode`.
-async fn ours_run(mode: &Mode, n: usize, batch: usize) -> Run {
+#[allow(clippy::print_stdout)]
+async fn ours_run(mode: &Mode, n: usize, batch: usize) -> Option<Run> {
     let spec = ClusterSpec::new("sbs")
         .set("exactly.once.source.support", mode.support)
         .set("offset.flush.interval.ms", "1000");
@@ -253,7 +271,8 @@ async fn ours_run(mode: &Mode, n: usize, batch: usize) -> Run {
 
 /// Waits until the task has written everything, then takes the worker's CPU, reads and checks
 /// the `n` committed records of `topic`, and takes the worker's peak RSS.
-fn measure(topic: &str, n: usize, pid: i32, cpu_before: f64) -> Run {
+#[allow(clippy::print_stdout)]
+fn measure(topic: &str, n: usize, pid: i32, cpu_before: f64) -> Option<Run> {
     let consumer: BaseConsumer = client_config()
         .set("group.id", unique("sbs"))
         .set("auto.offset.reset", "earliest")
@@ -272,14 +291,20 @@ fn measure(topic: &str, n: usize, pid: i32, cpu_before: f64) -> Run {
             settled = (high, Instant::now());
         } else if high >= n as i64 && settled.1.elapsed() >= Duration::from_secs(1) {
             break;
+        } else if settled.1.elapsed() >= Duration::from_secs(60) {
+            break; // the task stopped writing (failed?): the read below tells
         }
         std::thread::sleep(Duration::from_millis(100));
     }
     let cpu = cpu_seconds(pid) - cpu_before;
     consumer.subscribe(&[topic]).unwrap();
     let (mut first, mut last, mut seen) = (i64::MAX, i64::MIN, 0usize);
-    while seen < n && Instant::now() < deadline {
+    // A task that failed mid-transaction leaves records nobody can read committed: give up
+    // after 60 s without a record.
+    let mut progress = Instant::now();
+    while seen < n && Instant::now() < deadline && progress.elapsed() < Duration::from_secs(60) {
         if let Some(Ok(m)) = consumer.poll(Duration::from_millis(500)) {
+            progress = Instant::now();
             // The verifiable source's record `seen`: key 0 (the task id), value its seqno.
             let (key, value) = (m.key().unwrap_or_default(), m.payload().unwrap_or_default());
             assert!(
@@ -295,14 +320,17 @@ fn measure(topic: &str, n: usize, pid: i32, cpu_before: f64) -> Run {
             seen += 1;
         }
     }
-    assert_eq!(seen, n, "read all {n} records of {topic}");
+    if seen < n {
+        println!("only {seen} of {n} committed records of {topic} could be read: the run failed");
+        return None;
+    }
     let secs = ((last - first).max(1) as f64) / 1e3;
-    Run {
+    Some(Run {
         rate: n as f64 / secs,
         secs,
         cpu,
         rss_kib: peak_rss_kib(pid),
-    }
+    })
 }
 
 /// User plus system CPU seconds of a process so far (`/proc/<pid>/stat`, Linux). Copied from
@@ -346,7 +374,11 @@ async fn delete_topics(topics: &[String]) {
 }
 
 #[allow(clippy::print_stdout)]
-fn print_run(mode: &Mode, worker: &str, n: usize, r: &Run) {
+fn print_run(mode: &Mode, worker: &str, n: usize, r: Option<&Run>) {
+    let Some(r) = r else {
+        println!("{:<18} {worker:<7} FAILED", mode.label);
+        return;
+    };
     println!(
         "{:<18} {worker:<7} {n:>8} records in {:>6.2}s  {:>9.0} records/s  CPU {:>6.2}s ({:>5.2} µs/record)  peak RSS {:>6.1} MiB",
         mode.label,
@@ -381,9 +413,9 @@ fn main() {
     let mut rows = Vec::new();
     for mode in MODES.iter().filter(|m| on(m.key)) {
         let apache = rt.block_on(apache_run(mode, n, batch));
-        print_run(mode, "Apache", n, &apache);
+        print_run(mode, "Apache", n, apache.as_ref());
         let ours = rt.block_on(ours_run(mode, n, batch));
-        print_run(mode, "ours", n, &ours);
+        print_run(mode, "ours", n, ours.as_ref());
         rows.push((mode, apache, ours));
     }
     println!();
@@ -392,6 +424,10 @@ fn main() {
     );
     for (mode, apache, ours) in &rows {
         for (worker, r) in [("Apache Connect 4.4", apache), ("connect-worker", ours)] {
+            let Some(r) = r else {
+                println!("| {} | {worker} | failed | | | |", mode.label);
+                continue;
+            };
             println!(
                 "| {} | {worker} | {:.0} | {:.2} | {:.2} | {:.1} |",
                 mode.label,
@@ -407,6 +443,10 @@ fn main() {
         "| mode | records/s ours/Apache | CPU ours/Apache | peak RSS ours/Apache |\n|---|---:|---:|---:|"
     );
     for (mode, apache, ours) in &rows {
+        let (Some(apache), Some(ours)) = (apache, ours) else {
+            println!("| {} | - | - | - |", mode.label);
+            continue;
+        };
         println!(
             "| {} | {:.2} | {:.2} | {:.3} |",
             mode.label,
