@@ -4,10 +4,13 @@ use connect_api::Result;
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType as T, Importance};
 use connect_api::data::{SchemaBuilder, Value};
 
-use crate::util::{SchemaCache, build_struct};
+use crate::util::{SchemaCache, extend_struct};
 use crate::{Record, Side, Transformation};
 
 pub const FIELD: &str = "field";
+
+/// Values the hoisted struct has room for (its one field and three more).
+const SPARE_FIELDS: usize = 4;
 
 pub fn config_def() -> ConfigDef {
     ConfigDef::new().define(ConfigKey::new(
@@ -56,7 +59,13 @@ impl Transformation for HoistField {
                         .field(self.field.clone(), schema.clone())
                         .build())
                 })?;
-                let s = build_struct(&updated, [(self.field.as_str(), value)])?;
+                // Room for the fields a later stage commonly appends (`InsertField`): it then
+                // extends this allocation instead of moving the values into a new one.
+                let s = extend_struct(
+                    &updated,
+                    Vec::with_capacity(SPARE_FIELDS),
+                    [(self.field.as_str(), value)],
+                )?;
                 self.side.set(record, Some(updated), Value::Struct(s));
                 Ok(true)
             }

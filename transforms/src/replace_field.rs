@@ -116,14 +116,6 @@ impl ReplaceField {
             .map_or(name, |(_, to)| to.as_str())
     }
 
-    /// The input field a field of the output schema comes from.
-    fn original<'a>(&'a self, name: &'a str) -> &'a str {
-        self.renames
-            .iter()
-            .find(|(_, to)| to == name)
-            .map_or(name, |(from, _)| from.as_str())
-    }
-
     fn updated_schema(&self, schema: &Schema) -> Schema {
         let mut b = copy_schema_basics(schema, SchemaBuilder::struct_());
         for f in schema.fields() {
@@ -180,24 +172,58 @@ impl Transformation for ReplaceField {
                 let updated = self.cache.get_or_try_insert(value.schema(), || {
                     Ok(self.updated_schema(value.schema()))
                 })?;
-                // The struct is ours: each kept value moves to its (renamed) field. Output names
-                // are distinct and each comes from one input field, so none is taken twice.
+                // The struct is ours: each kept value moves to its (renamed) field.
                 let (original, mut values) = value.into_parts();
-                let fields = updated.fields().iter().map(|f| {
-                    let v = match original.field(self.original(&f.name)) {
-                        None => Value::Null,
-                        Some(of) => {
-                            let v = std::mem::replace(&mut values[of.index], Value::Null);
-                            if v.is_null() && self.replace_null_with_default {
-                                of.schema.default_value().cloned().unwrap_or(Value::Null)
-                            } else {
-                                v
-                            }
-                        }
-                    };
-                    (f.name.as_str(), v)
-                });
-                let s = build_struct(&updated, fields)?;
+                let take_default = |of: &connect_api::data::Field, v: Value| {
+                    if v.is_null() && self.replace_null_with_default {
+                        of.schema.default_value().cloned().unwrap_or(Value::Null)
+                    } else {
+                        v
+                    }
+                };
+                let kept = original
+                    .fields()
+                    .iter()
+                    .filter(|of| self.keep(&of.name))
+                    .count();
+                let s = if kept == updated.fields().len() {
+                    // The output schema has the kept input fields in input order
+                    // (`updated_schema`), so the n-th kept value is the n-th output field's: no
+                    // lookup by name per field.
+                    let kept = original
+                        .fields()
+                        .iter()
+                        .zip(values)
+                        .filter(|(of, _)| self.keep(&of.name))
+                        .map(|(of, v)| take_default(of, v));
+                    build_struct(
+                        &updated,
+                        updated
+                            .fields()
+                            .iter()
+                            .zip(kept)
+                            .map(|(f, v)| (f.name.as_str(), v)),
+                    )?
+                } else {
+                    // A rename onto a kept field's name: the schema kept the first field of that
+                    // name. Each output field takes the value of the input field it comes from.
+                    let fields = updated.fields().iter().map(|f| {
+                        let from = self
+                            .renames
+                            .iter()
+                            .find(|(_, to)| *to == f.name)
+                            .map_or(f.name.as_str(), |(from, _)| from.as_str());
+                        let v = match original.field(from) {
+                            None => Value::Null,
+                            Some(of) => take_default(
+                                of,
+                                std::mem::replace(&mut values[of.index], Value::Null),
+                            ),
+                        };
+                        (f.name.as_str(), v)
+                    });
+                    build_struct(&updated, fields)?
+                };
                 self.side.set(record, Some(updated), Value::Struct(s));
                 Ok(true)
             }
@@ -206,5 +232,63 @@ impl Transformation for ReplaceField {
 
     fn config_def(&self) -> ConfigDef {
         config_def()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use connect_api::data::{Schema, Struct};
+
+    fn rename(renames: &str, value: Struct) -> Struct {
+        let mut t = ReplaceField::new(Side::Value);
+        let mut props = ConfigMap::new();
+        props.insert(RENAMES.to_owned(), renames.to_owned());
+        t.configure(&props).unwrap();
+        let mut r = Record::new("t", Some(value.schema().clone()), Value::Struct(value));
+        assert!(t.apply(&mut r).unwrap());
+        let Value::Struct(s) = r.value else {
+            panic!("struct expected")
+        };
+        s
+    }
+
+    #[test]
+    fn struct_values_follow_their_fields_by_position_and_after_a_name_collision() {
+        let schema = SchemaBuilder::struct_()
+            .field("a", Schema::int32())
+            .field("b", Schema::string())
+            .field("c", Schema::int64())
+            .build();
+        let value = || {
+            Struct::new(schema.clone())
+                .with("a", 1i32)
+                .and_then(|s| s.with("b", "two"))
+                .and_then(|s| s.with("c", 3i64))
+                .unwrap()
+        };
+        // Renamed in place: each value keeps its position.
+        let s = rename("a:x,c:z", value());
+        let names: Vec<&str> = s
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
+        assert_eq!(names, ["x", "b", "z"]);
+        assert_eq!(s.get("x"), Some(&Value::Int32(1)));
+        assert_eq!(s.get("b"), Some(&Value::String("two".into())));
+        assert_eq!(s.get("z"), Some(&Value::Int64(3)));
+        // `a` renamed onto `b`: the schema keeps one `b` (from `a`), and `c` keeps its value.
+        let s = rename("a:b", value());
+        let names: Vec<&str> = s
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
+        assert_eq!(names, ["b", "c"]);
+        assert_eq!(s.get("b"), Some(&Value::Int32(1)));
+        assert_eq!(s.get("c"), Some(&Value::Int64(3)));
     }
 }

@@ -21,6 +21,11 @@
 //!   ~100 bytes of JSON) and the chain is `InsertField$Value` (a static field),
 //!   `ReplaceField$Value` (a rename) and `RegexRouter`
 //!
+//! `BENCH_PIN=1` runs the broker on CPU 0 and each worker on CPU 1 (`taskset`; the broker gets
+//! every CPU back at the end), so neither takes the other's core: on the 2-core machine the
+//! per-record figures then hold steady from run to run, where sharing both cores they spread
+//! by ±10 %.
+//!
 //! Each worker run also prints the worker's CPU seconds for its records (`/proc/<pid>/stat`),
 //! and the topic is deleted after it. The reader starts once the task has written everything.
 //!
@@ -94,6 +99,9 @@ async fn worker_run(
         .set("exactly.once.source.support", mode)
         .set("offset.flush.interval.ms", "1000");
     let w: WorkerProc = spec.start_worker().await;
+    if pinned() {
+        pin(w.pid().expect("worker pid"), "1");
+    }
     let topic = unique("bench-data");
     kafka::create_topics(&[&topic], 1).await;
     let mut config = json!({
@@ -199,6 +207,60 @@ fn cpu_seconds(pid: Option<i32>) -> f64 {
     };
     // utime and stime are fields 14 and 15 of the line: 11 and 12 counted from the state (3).
     (ticks(11) + ticks(12)) / 100.0
+}
+
+/// `BENCH_PIN=1`: the broker runs on CPU 0 and each worker on CPU 1, so that neither takes the
+/// other's core (on the 2-core machine the per-record figures then hold steady between runs).
+fn pinned() -> bool {
+    std::env::var("BENCH_PIN").is_ok_and(|v| v == "1")
+}
+
+/// Sets the CPU affinity of every thread of `pid` (`taskset -apc`); threads started later
+/// inherit it.
+fn pin(pid: i32, cpus: &str) {
+    let status = std::process::Command::new("taskset")
+        .args(["-apc", cpus, &pid.to_string()])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("taskset (util-linux)");
+    assert!(status.success(), "taskset -apc {cpus} {pid} failed");
+}
+
+/// The local broker's processes (`deploy/kafka.sh`'s JVMs), pinned to CPU 0 while it lives and
+/// given every CPU again when dropped.
+struct BrokerPin(Vec<i32>);
+
+impl BrokerPin {
+    fn new() -> Self {
+        let out = std::process::Command::new("pgrep")
+            .args(["-f", "kafka.Kafka "])
+            .output()
+            .expect("pgrep");
+        let pids: Vec<i32> = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect();
+        assert!(
+            !pids.is_empty(),
+            "BENCH_PIN=1: no broker process (kafka.Kafka) found"
+        );
+        for &p in &pids {
+            pin(p, "0");
+        }
+        Self(pids)
+    }
+}
+
+impl Drop for BrokerPin {
+    fn drop(&mut self) {
+        let all = format!(
+            "0-{}",
+            std::thread::available_parallelism().map_or(1, |n| n.get()) - 1
+        );
+        for &p in &self.0 {
+            pin(p, &all);
+        }
+    }
 }
 
 /// Deletes a benchmark topic, so that runs do not pile data on the broker's disk.
@@ -348,6 +410,10 @@ fn main() {
         "exactly-once source benchmark: {n} records, batch.size {batch}, one task, Kafka at {}",
         kafka::bootstrap_servers()
     );
+    let _broker_pin = pinned().then(|| {
+        println!("BENCH_PIN=1: the broker on CPU 0, each worker on CPU 1");
+        BrokerPin::new()
+    });
     let bare = on("bare").then(|| bare_transactional(n, batch));
     let rt = tokio::runtime::Runtime::new().unwrap();
     if on("fence") {
