@@ -5,7 +5,8 @@ use connect_api::data::{Schema, SchemaBuilder, Value, logical};
 use connect_api::{ConnectError, Result};
 
 use crate::util::{
-    SchemaCache, copy_schema_basics, extend_struct, map_put, require_map, require_struct,
+    SchemaCache, carry_values, copy_schema_basics, extend_struct, map_put, require_map,
+    require_struct,
 };
 use crate::{Record, Side, Transformation};
 
@@ -250,15 +251,11 @@ impl Transformation for InsertField {
                 // The struct is ours: its values move into the new one (a null takes the
                 // field's default, as Apache's copy does), followed by the insertions.
                 let (original, mut values) = value.into_parts();
-                if self.replace_null_with_default {
-                    for (f, v) in original.fields().iter().zip(values.iter_mut()) {
-                        if v.is_null()
-                            && let Some(d) = f.schema.default_value()
-                        {
-                            *v = d.clone();
-                        }
-                    }
-                }
+                carry_values(
+                    original.fields(),
+                    &mut values,
+                    self.replace_null_with_default,
+                )?;
                 let s = extend_struct(&updated, values, self.insertions(record)?)?;
                 self.side.set(record, Some(updated), Value::Struct(s));
                 Ok(true)

@@ -7,11 +7,13 @@ use connect_api::config::validators::lambda;
 use connect_api::config::{
     ConfigDef, ConfigKey, ConfigMap, ConfigType as T, Importance, TypedValue,
 };
-use connect_api::data::{Schema, SchemaBuilder, Value};
+use connect_api::data::{Schema, SchemaBuilder, Struct, Value};
 use connect_api::{ConnectError, Result};
 
 use crate::insert_field::{REPLACE_NULL_WITH_DEFAULT, replace_null_key};
-use crate::util::{SchemaCache, build_struct, copy_schema_basics, require_map, require_struct};
+use crate::util::{
+    SchemaCache, build_struct, carry_values, copy_schema_basics, require_map, require_struct,
+};
 use crate::{Record, Side, Transformation};
 
 pub const EXCLUDE: &str = "exclude";
@@ -187,23 +189,25 @@ impl Transformation for ReplaceField {
                     .filter(|of| self.keep(&of.name))
                     .count();
                 let s = if kept == updated.fields().len() {
-                    // The output schema has the kept input fields in input order
-                    // (`updated_schema`), so the n-th kept value is the n-th output field's: no
-                    // lookup by name per field.
-                    let kept = original
-                        .fields()
-                        .iter()
-                        .zip(values)
-                        .filter(|(of, _)| self.keep(&of.name))
-                        .map(|(of, v)| take_default(of, v));
-                    build_struct(
-                        &updated,
-                        updated
+                    // The output schema has the kept input fields in input order, with their
+                    // schemas (`updated_schema`): the kept values are the output's, in order.
+                    let mut values = if kept == original.fields().len() {
+                        values
+                    } else {
+                        original
                             .fields()
                             .iter()
-                            .zip(kept)
-                            .map(|(f, v)| (f.name.as_str(), v)),
-                    )?
+                            .zip(values)
+                            .filter(|(of, _)| self.keep(&of.name))
+                            .map(|(_, v)| v)
+                            .collect()
+                    };
+                    carry_values(
+                        updated.fields(),
+                        &mut values,
+                        self.replace_null_with_default,
+                    )?;
+                    Struct::from_checked_values(updated.clone(), values)
                 } else {
                     // A rename onto a kept field's name: the schema kept the first field of that
                     // name. Each output field takes the value of the input field it comes from.
@@ -290,5 +294,52 @@ mod tests {
         assert_eq!(names, ["b", "c"]);
         assert_eq!(s.get("b"), Some(&Value::Int32(1)));
         assert_eq!(s.get("c"), Some(&Value::Int64(3)));
+    }
+
+    /// The values move without a second check, except a null: it takes its field's default
+    /// (`replace.null.with.default`, true by default) or, in a required field, fails as Java's
+    /// `Struct.put` does; an excluded field's value is dropped.
+    #[test]
+    fn carried_nulls_take_defaults_or_fail_in_required_fields() {
+        let schema = SchemaBuilder::struct_()
+            .field("a", Schema::int32())
+            .field(
+                "d",
+                SchemaBuilder::new(connect_api::data::SchemaType::Int64)
+                    .default_value(Value::Int64(7))
+                    .build(),
+            )
+            .field("x", Schema::string())
+            .build();
+        let apply = |props: &[(&str, &str)], value: Struct| {
+            let mut t = ReplaceField::new(Side::Value);
+            let props: ConfigMap = props
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect();
+            t.configure(&props).unwrap();
+            let mut r = Record::new("t", Some(value.schema().clone()), Value::Struct(value));
+            t.apply(&mut r).map(|_| r.value)
+        };
+        let partial = Struct::new(schema.clone()).with("x", "kept").unwrap();
+        let err = apply(&[(EXCLUDE, "x")], partial.clone()).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("Invalid value: null used for required field"),
+            "{err}"
+        );
+        let full = partial.with("a", 1i32).unwrap();
+        let Value::Struct(s) = apply(&[(EXCLUDE, "x"), (RENAMES, "d:e")], full.clone()).unwrap()
+        else {
+            panic!("struct expected")
+        };
+        assert_eq!(s.schema().fields().len(), 2);
+        assert_eq!(s.get("a"), Some(&Value::Int32(1)));
+        assert_eq!(s.get("e"), Some(&Value::Int64(7)), "the default");
+        let Value::Struct(s) = apply(&[(REPLACE_NULL_WITH_DEFAULT, "false")], full).unwrap() else {
+            panic!("struct expected")
+        };
+        assert_eq!(s.get("d"), Some(&Value::Null));
+        assert_eq!(s.get("x"), Some(&Value::String("kept".into())));
     }
 }

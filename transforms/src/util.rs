@@ -3,7 +3,7 @@
 
 use std::sync::{Mutex, OnceLock};
 
-use connect_api::data::{Schema, SchemaBuilder, SchemaType, Struct, Value};
+use connect_api::data::{Field, Schema, SchemaBuilder, SchemaType, Struct, Value};
 use connect_api::{ConnectError, Result};
 
 /// The Java class of a value as Apache's messages print it (`getClass().getName()`).
@@ -132,9 +132,30 @@ pub fn build_struct<N: AsRef<str>>(
     extend_struct(schema, Vec::with_capacity(schema.fields().len()), values)
 }
 
-/// Builds a struct from the values of its first fields (`first`, in field order, e.g. the values
-/// of the struct a transform extends) and named values for the rest, checking each as Java's
-/// `Struct.put` does, in that order.
+/// Readies the values of a struct's fields for fields of the same schemas, in order (a transform
+/// that keeps, renames or extends a struct's fields moves them): a null takes its field's default
+/// when `replace_null_with_default` (Java's `Struct.get`), and is then checked as Java's
+/// `Struct.put` does (a struct may hold a null in a required field until it is validated). Any
+/// other value was checked against the same schema when it was put: it is not checked again.
+pub fn carry_values(
+    fields: &[Field],
+    values: &mut [Value],
+    replace_null_with_default: bool,
+) -> Result<()> {
+    for (f, v) in fields.iter().zip(values.iter_mut()) {
+        if v.is_null() {
+            if replace_null_with_default && let Some(d) = f.schema.default_value() {
+                *v = d.clone();
+            }
+            f.schema.validate_value(v)?;
+        }
+    }
+    Ok(())
+}
+
+/// Builds a struct from the values of its first fields (`first`, in field order: the values of
+/// the struct a transform extends, readied by [`carry_values`], so not checked again) and named
+/// values for the rest, each checked as Java's `Struct.put` does, in that order.
 pub fn extend_struct<N: AsRef<str>>(
     schema: &Schema,
     mut first: Vec<Value>,
@@ -149,9 +170,6 @@ pub fn extend_struct<N: AsRef<str>>(
             first.len(),
             fields.len()
         )));
-    }
-    for (f, v) in fields.iter().zip(&first) {
-        f.schema.validate_value(v)?;
     }
     let mut rest = rest.into_iter();
     // Most transforms produce the values in field order under the fields' names: those are
