@@ -19,7 +19,9 @@
 //!   which librdkafka and the broker pay for too); with `BENCH_RECORD=complete` every run sends
 //!   the verifiable source's complete records (a struct of name, task, topic, time_ms and seqno,
 //!   ~100 bytes of JSON) and the chain is `InsertField$Value` (a static field),
-//!   `ReplaceField$Value` (a rename) and `RegexRouter`
+//!   `ReplaceField$Value` (a rename) and `RegexRouter`; both together (`BENCH_RECORD=complete
+//!   BENCH_CHAIN=neutral`) make the complete records' chain size-neutral: `ReplaceField` also
+//!   excludes `name` and renames `time_ms` to `ts_ms`, so the output is the input's size
 //!
 //! `BENCH_PIN=1` runs the broker on CPU 0 and each worker on CPU 1 (`taskset`; the broker gets
 //! every CPU back at the end), so neither takes the other's core: on the 2-core machine the
@@ -116,7 +118,22 @@ async fn worker_run(
     }
     // `BENCH_CHAIN=none`: the "SMT" runs have no chain (an A/A run: the noise floor).
     if transforms && std::env::var("BENCH_CHAIN").as_deref() != Ok("none") {
-        let extra = if complete {
+        let neutral = std::env::var("BENCH_CHAIN").as_deref() == Ok("neutral");
+        let extra = if complete && neutral {
+            // The same three transforms, with records of the input's size: `name` ("bench",
+            // the connector's name) dropped, `source` ("bench") added, `time_ms` renamed to
+            // `ts_ms`: -15 + 17 - 2 bytes of JSON.
+            json!({
+                "transforms": "ins,rename,route",
+                "transforms.ins.type": "org.apache.kafka.connect.transforms.InsertField$Value",
+                "transforms.ins.static.field": "source", "transforms.ins.static.value": "bench",
+                "transforms.rename.type": "org.apache.kafka.connect.transforms.ReplaceField$Value",
+                "transforms.rename.exclude": "name",
+                "transforms.rename.renames": "time_ms:ts_ms",
+                "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+                "transforms.route.regex": "(.*)", "transforms.route.replacement": "$1",
+            })
+        } else if complete {
             json!({
                 "transforms": "ins,rename,route",
                 "transforms.ins.type": "org.apache.kafka.connect.transforms.InsertField$Value",
@@ -126,7 +143,7 @@ async fn worker_run(
                 "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
                 "transforms.route.regex": "(.*)", "transforms.route.replacement": "$1",
             })
-        } else if std::env::var("BENCH_CHAIN").as_deref() == Ok("neutral") {
+        } else if neutral {
             json!({
                 "transforms": "hoist,ins,ext",
                 "transforms.hoist.type": "org.apache.kafka.connect.transforms.HoistField$Value",
