@@ -457,10 +457,18 @@ fn main() {
     // The best run of each kind: the highest rate, the least CPU (interference from the shared
     // machine only ever slows a run down).
     let (mut best_alo, mut best_smt) = (Run::default(), Run::default());
-    let alo_run = || rt.block_on(worker_run("at-least-once", "disabled", None, n, batch, false));
+    let alo_run = || {
+        rt.block_on(worker_run(
+            "at-least-once",
+            "disabled",
+            None,
+            n,
+            batch,
+            false,
+        ))
+    };
     let smt_run = || {
-        on("smt")
-            .then(|| rt.block_on(worker_run("alo + 3 SMTs", "disabled", None, n, batch, true)))
+        on("smt").then(|| rt.block_on(worker_run("alo + 3 SMTs", "disabled", None, n, batch, true)))
     };
     for round in 0..rounds {
         // Every other round runs the chain first, so that a run's place in its round (after
