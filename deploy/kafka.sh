@@ -7,6 +7,9 @@
 #   deploy/kafka.sh reset [--nodes N] stop it and delete its data
 #   deploy/kafka.sh kill-node I [--nodes N]   SIGKILL node I (broker-failure tests; `up` restarts it)
 #   deploy/kafka.sh up|down|status|reset --secure   the secured cluster (TLS, SASL, mTLS; see below)
+#   deploy/kafka.sh up|down|status|reset --tv1      a one-node cluster formatted with
+#                                     transaction.version=1 (transactions v1, no KIP-890), data in
+#                                     .local/kafka/cluster-tv1, ports from KAFKA_TV1_PORT_BASE (39592)
 #   deploy/kafka.sh tool CLASS [ARGS...]      run one of Kafka's own tools from the same jars, e.g.
 #       deploy/kafka.sh tool org.apache.kafka.tools.ConsoleProducer --bootstrap-server 127.0.0.1:39092 \
 #         --topic t --compression-codec zstd < lines.txt
@@ -51,20 +54,24 @@ tool_args=()
 if [ "$cmd" = tool ]; then tool_args=("$@"); set --; fi
 nodes=1
 secure=0
+tv1=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
     --nodes=*) nodes=${1#--nodes=}; shift ;;
     --secure) secure=1; shift ;;
+    --tv1) tv1=1; shift ;;
     *) echo "kafka.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
 case "$nodes" in ''|*[!0-9]*|0) echo "kafka.sh: --nodes must be a positive number" >&2; exit 2 ;; esac
 if [ "$secure" = 1 ] && [ "$nodes" != 1 ]; then echo "kafka.sh: --secure runs one node" >&2; exit 2; fi
+if [ "$tv1" = 1 ] && { [ "$nodes" != 1 ] || [ "$secure" = 1 ]; }; then echo "kafka.sh: --tv1 runs one plaintext node" >&2; exit 2; fi
 
 if [ "$secure" = 1 ]; then
   # broker_port is the SASL_SSL listener; the mTLS listener is the next port, the controller the one after.
   base=${KAFKA_SECURE_PORT_BASE:-39492}; ctl_base=$((base + 2)); cluster=$home/cluster-secure
+elif [ "$tv1" = 1 ]; then base=${KAFKA_TV1_PORT_BASE:-39592}; ctl_base=$((base + 1)); cluster=$home/cluster-tv1
 elif [ "$nodes" = 1 ]; then base=${KAFKA_PORT_BASE:-39092}; ctl_base=$((base + 1)); cluster=$home/cluster-n1
 else base=${KAFKA3_PORT_BASE:-39192}; ctl_base=$((base + 100)); cluster=$home/cluster-n$nodes; fi
 
@@ -203,6 +210,7 @@ up() {
     if [ ! -f "$cluster/node-$i/data/meta.properties" ]; then
       local extra=()
       [ "$secure" = 1 ] && mapfile -t extra < <(scram_format_args)
+      [ "$tv1" = 1 ] && extra+=(--feature transaction.version=1)
       java_run -Dkafka.logs.dir="$cluster/node-$i/logs" kafka.tools.StorageTool format \
         -t "$cid" -c "$cluster/node-$i/server.properties" "${extra[@]}" >/dev/null
     fi
@@ -215,7 +223,7 @@ up() {
   print_addresses
 }
 
-describe() { if [ "$secure" = 1 ]; then echo "secured cluster"; else echo "$nodes-node cluster"; fi; }
+describe() { if [ "$secure" = 1 ]; then echo "secured cluster"; elif [ "$tv1" = 1 ]; then echo "1-node cluster with transaction.version=1"; else echo "$nodes-node cluster"; fi; }
 
 # The last line is what callers export.
 print_addresses() {
@@ -264,5 +272,5 @@ case "$cmd" in
     [ ${#tool_args[@]} -gt 0 ] || { echo "usage: deploy/kafka.sh tool CLASS [ARGS...]" >&2; exit 2; }
     fetch_jars
     exec java -Xmx256m -cp "$jars/*" -Dlog4j2.level=warn "${tool_args[@]}" ;;
-  *) echo "usage: deploy/kafka.sh up|down|status|reset|kill-node I [--nodes N | --secure] | tool CLASS [ARGS...]" >&2; exit 2 ;;
+  *) echo "usage: deploy/kafka.sh up|down|status|reset|kill-node I [--nodes N | --secure | --tv1] | tool CLASS [ARGS...]" >&2; exit 2 ;;
 esac

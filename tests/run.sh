@@ -24,8 +24,11 @@ trap cleanup EXIT
 if ! "$root/deploy/kafka.sh" status | grep -q running; then started+=(kafka); fi
 # The broker-failure test starts a three-node cluster itself (deploy/kafka.sh up --nodes 3).
 three_nodes_before=$("$root/deploy/kafka.sh" status --nodes 3 | grep -c running || true)
+# So does the transactions-v1 test (deploy/kafka.sh up --tv1: transaction.version=1).
+tv1_before=$("$root/deploy/kafka.sh" status --tv1 | grep -c running || true)
 cleanup_three_nodes() {
   [ "$three_nodes_before" = 0 ] && "$root/deploy/kafka.sh" down --nodes 3 >/dev/null 2>&1 || true
+  [ "$tv1_before" = 0 ] && "$root/deploy/kafka.sh" down --tv1 >/dev/null 2>&1 || true
 }
 kafka_out=$("$root/deploy/kafka.sh" up)
 export "${kafka_out##*$'\n'}"

@@ -239,6 +239,26 @@ pub fn read_all_at(
     read_all_with(client_config_at(bootstrap), topics, isolation, timeout)
 }
 
+/// The high watermark of `topic`/`partition`. A topic created moments ago may not have a
+/// leader yet (`NOT_LEADER_OR_FOLLOWER`, `LEADER_NOT_AVAILABLE`, `UNKNOWN_TOPIC_OR_PARTITION`
+/// from a broker whose metadata lags): those are retried for 30 s; any other error panics.
+fn high_watermark(consumer: &BaseConsumer, topic: &str, partition: i32) -> i64 {
+    use rdkafka::error::{KafkaError, RDKafkaErrorCode as C};
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match consumer.fetch_watermarks(topic, partition, Duration::from_secs(10)) {
+            Ok((_, high)) => return high,
+            Err(KafkaError::MetadataFetch(
+                C::NotLeaderForPartition
+                | C::LeaderNotAvailable
+                | C::UnknownTopicOrPartition
+                | C::UnknownPartition,
+            )) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
+            Err(e) => panic!("watermarks of {topic}/{partition}: {e}"),
+        }
+    }
+}
+
 /// [`read_all_at`] through a client made from `base` (e.g. one for the secured cluster).
 pub fn read_all_with(
     mut base: ClientConfig,
@@ -261,9 +281,7 @@ pub fn read_all_with(
             .expect("metadata");
         for topic in md.topics() {
             for p in topic.partitions() {
-                let (_, high) = consumer
-                    .fetch_watermarks(t, p.id(), Duration::from_secs(10))
-                    .expect("watermarks");
+                let high = high_watermark(&consumer, t, p.id());
                 ends.insert((t.to_string(), p.id()), high);
                 tpl.add_partition_offset(t, p.id(), rdkafka::Offset::Beginning)
                     .unwrap();

@@ -154,14 +154,20 @@ fn verifiable(topic: &str, tasks: usize, max: i64, boundary: &str, throughput: u
 /// 3 workers, 3 tasks running for about a minute; workers SIGKILLed and restarted at random
 /// six times. Exactly once under read_committed; read_uncommitted shows aborted data existed.
 async fn crash_run(boundary: &str) {
-    let spec = eos_cluster("eos-crash");
+    crash_run_at(&kafka::bootstrap_servers(), boundary, true).await;
+}
+
+/// [`crash_run`] on the cluster at `bootstrap`, whose finalized `transaction.version` is 2 or
+/// more (`v2`) or 1: the workers must say their tasks' producer speaks that version.
+async fn crash_run_at(bootstrap: &str, boundary: &str, v2: bool) {
+    let spec = eos_cluster("eos-crash").set("bootstrap.servers", bootstrap);
     let mut workers = vec![
         spec.start_worker().await,
         spec.start_worker().await,
         spec.start_worker().await,
     ];
     let topic = unique("eos-crash-data");
-    kafka::create_topics(&[&topic], 3).await;
+    kafka::create_topics_at(bootstrap, &[&topic], 3, 1).await;
     let (tasks, max) = (3usize, 60_000i64);
     let mut config = verifiable(&topic, tasks, max, boundary, 1500);
     if boundary == "connector" {
@@ -184,11 +190,42 @@ async fn crash_run(boundary: &str) {
         tokio::time::sleep(Duration::from_millis(500 + rng.below(1500))).await;
         workers[i].restart().await;
     }
-    let committed = assert_exactly_once(&topic, tasks as i64, max).await;
-    verify_cli(&kafka::bootstrap_servers(), &topic, tasks);
-    let t = topic.clone();
+    let committed = assert_exactly_once_at(bootstrap, &topic, tasks as i64, max).await;
+    verify_cli(bootstrap, &topic, tasks);
+    // The tasks ran on the worker's own transactional producer, speaking the cluster's version.
+    let logs: String = workers.iter().map(WorkerProc::log_text).collect();
+    let native = logs
+        .lines()
+        .filter(|l| l.contains("exactly-once task uses the worker's transactional producer"))
+        .collect::<Vec<_>>();
+    assert!(!native.is_empty(), "no task used the native producer");
+    let wanted = format!("transactions_v2={v2}");
+    assert!(
+        native.iter().all(|l| l.contains(&wanted)),
+        "every task speaks transactions {}: {native:?}",
+        if v2 { "v2" } else { "v1" }
+    );
+    // So did the leaders' config-topic writers (every leader of the run claimed one).
+    let writers = logs
+        .lines()
+        .filter(|l| {
+            l.contains("the config topic's writer uses the worker's transactional producer")
+        })
+        .collect::<Vec<_>>();
+    assert!(
+        !writers.is_empty() && writers.iter().all(|l| l.contains(&wanted)),
+        "the config writer did not use the native producer (transactions {}): {writers:?}",
+        if v2 { "v2" } else { "v1" }
+    );
+    let (b, t) = (bootstrap.to_owned(), topic.clone());
     let uncommitted = tokio::task::spawn_blocking(move || {
-        kafka::read_all(&[&t], Isolation::ReadUncommitted, Duration::from_secs(120)).len()
+        kafka::read_all_at(
+            &b,
+            &[&t],
+            Isolation::ReadUncommitted,
+            Duration::from_secs(120),
+        )
+        .len()
     })
     .await
     .unwrap();
@@ -211,6 +248,38 @@ async fn crash_run(boundary: &str) {
 #[tokio::test(flavor = "multi_thread")]
 async fn crash_test_poll_boundaries() {
     crash_run("poll").await;
+}
+
+/// The v1 fallback: on a cluster formatted with `transaction.version=1` the producer adds
+/// partitions with `AddPartitionsToTxn` and keeps its epoch across commits; SIGKILLs still
+/// leave every record exactly once.
+#[tokio::test(flavor = "multi_thread")]
+async fn crash_test_on_a_transaction_version_1_cluster() {
+    let bootstrap = kafka_sh(&["up", "--tv1"]);
+    crash_run_at(&bootstrap, "interval", false).await;
+}
+
+/// Runs `deploy/kafka.sh` with `args`; the bootstrap servers it printed.
+fn kafka_sh(args: &[&str]) -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned();
+    let out = std::process::Command::new(root.join("deploy/kafka.sh"))
+        .args(args)
+        .output()
+        .expect("deploy/kafka.sh");
+    assert!(
+        out.status.success(),
+        "kafka.sh {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .trim_start_matches("KAFKA_BOOTSTRAP_SERVERS=")
+        .to_owned()
 }
 
 #[tokio::test(flavor = "multi_thread")]

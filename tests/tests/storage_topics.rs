@@ -33,6 +33,7 @@ fn config_settings(topic: &str) -> ConfigStoreSettings {
         group_id: unique("group"),
         read_committed: false,
         transactional_writes: false,
+        security: Default::default(),
     }
 }
 

@@ -266,7 +266,10 @@ async fn an_exactly_once_task_failing_mid_transaction_aborts_it() {
         offset_flush_interval: Duration::from_secs(600),
         converters,
         transforms: Default::default(),
-        producer_config,
+        producer: connect_worker::runtime::txn_producer::choose(
+            producer_config,
+            &Default::default(),
+        ),
         topic_creation: connect_worker::runtime::topic_creation::TopicCreator::disabled(),
         offsets,
         gate: Arc::new(NoFencing),

@@ -196,6 +196,7 @@ async fn start_stores(
             // preparing/enabled: the leader writes through the fencable transactional producer.
             transactional_writes: config.exactly_once_source_support
                 != ExactlyOnceSourceSupport::Disabled,
+            security: config.kafka_security.clone(),
         })
         .await
         .map_err(store_error("config"))?,

@@ -34,7 +34,8 @@ use crate::cluster::client::ClientError;
 use crate::cluster::transactions::{TransactionDescription, TransactionsClient, now_ms};
 use crate::config::{ClientScope, ExactlyOnceSourceSupport, WorkerConfig};
 use crate::runtime::ConnectorTaskId;
-use crate::runtime::exactly_once::{fence_transactional_id, task_of_transactional_id};
+use crate::runtime::exactly_once::task_of_transactional_id;
+use crate::runtime::txn_producer;
 use crate::storage::config::{LEADER_TRANSACTIONAL_ID_PREFIX, leader_writer_config};
 
 /// How often the config writer's transaction is looked at.
@@ -87,6 +88,8 @@ pub struct TransactionWatch {
     internal_client: ClientConfig,
     /// The config writer's producer settings (fencing its id).
     writer_client: ClientConfig,
+    /// What the internal client settings resolve to (the fencing producer's security).
+    security: crate::security::KafkaSecurity,
     /// `stuck.transaction.timeout.ms`; `None` (-1) turns the watchdog off.
     threshold: Option<Duration>,
     exactly_once: bool,
@@ -129,6 +132,7 @@ impl TransactionWatch {
             live_work: LiveWork::default(),
             writer_client: leader_writer_config(&internal_client, &config.group_id),
             internal_client,
+            security: config.kafka_security.clone(),
             threshold: config.stuck_transaction_timeout,
             exactly_once: config.exactly_once_source_support != ExactlyOnceSourceSupport::Disabled,
             reported: Mutex::new(HashSet::new()),
@@ -329,20 +333,16 @@ impl TransactionWatch {
 
     /// Aborts the open transaction of `transactional_id` by fencing it.
     async fn fence(&self, client: &ClientConfig, transactional_id: &str) {
-        let (client, id) = (client.clone(), transactional_id.to_owned());
-        let fenced = tokio::task::spawn_blocking(move || {
-            fence_transactional_id(&client, &id, FENCE_TIMEOUT)
-        })
-        .await;
+        let ids = [transactional_id.to_owned()];
+        let fenced = txn_producer::fence(client, &self.security, &ids, FENCE_TIMEOUT).await;
         match fenced {
-            Ok(Ok(())) => {
+            Ok(()) => {
                 crate::metrics::global().stuck_transaction_aborted();
                 tracing::info!(transactional_id, "aborted the stuck transaction");
             }
-            Ok(Err(e)) => {
+            Err(e) => {
                 tracing::warn!(transactional_id, error = %e, "could not fence the stuck transaction's id; will retry")
             }
-            Err(e) => tracing::warn!(error = %e, "the fencing task failed"),
         }
     }
 }

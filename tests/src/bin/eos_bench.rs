@@ -35,7 +35,8 @@
 //! worker's log (`fence_ms`).
 //!
 //! Run: `cargo run --release -p connect-tests --bin eos_bench -- [records] [batch] [modes]
-//! [rounds]`, `modes` a comma list of `bare,alo,eos,smt` (default: all); with `rounds` > 1 the
+//! [rounds]`, `modes` a comma list of `bare,native,alo,eos,smt` (default: all but `native`;
+//! `native` is the bare loop on the worker's own transactional producer, `cluster::producer`); with `rounds` > 1 the
 //! at-least-once and SMT runs alternate that many times (every other round the SMT run first)
 //! and the median of the rounds' chain costs is printed, and the cost between the best run of
 //! each kind (one round's ratio is noisy on a shared machine)
@@ -385,6 +386,131 @@ fn bare_transactional(n: usize, batch: usize) -> f64 {
     rate
 }
 
+/// As [`bare_transactional`], with the worker's own transactional producer
+/// (`cluster::producer`, transactions v2 where the cluster has it).
+fn bare_native(n: usize, batch: usize) -> f64 {
+    use connect_worker::cluster::client::Security;
+    use connect_worker::cluster::producer::{OutRecord, ProducerSettings, TransactionalProducer};
+    let topic = unique("bench-native");
+    let offsets = unique("bench-native-offsets");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(kafka::create_topics(&[&topic, &offsets], 1));
+    let txn_id = unique("bench-native-txn");
+    let settings = ProducerSettings {
+        bootstrap: vec![kafka::bootstrap_servers()],
+        client_id: "bench-native".into(),
+        transactional_id: txn_id.clone(),
+        security: Security::new(&Default::default()).unwrap(),
+        request_timeout: Duration::from_secs(30),
+        delivery_timeout: Duration::from_secs(120),
+        transaction_timeout: Duration::from_secs(60),
+        batch_bytes: 1_000_000,
+        compression: kafka_protocol::records::Compression::None,
+        retry_backoff: Duration::from_millis(100),
+    };
+    let (took, v2) = rt.block_on(async {
+        let mut p = TransactionalProducer::init(settings).await.unwrap();
+        let (mut flush_time, mut commit_time) = (Duration::ZERO, Duration::ZERO);
+        let mut first_time = Duration::ZERO;
+        let (mut polls, mut wait_time) = (0u64, Duration::ZERO);
+        let describer = std::env::var_os("PRODUCER_DESCRIBE").map(|_| {
+            connect_worker::cluster::transactions::TransactionsClient::new(
+                &kafka::bootstrap_servers(),
+                "bench-describe",
+                Duration::from_secs(10),
+                &Default::default(),
+            )
+            .unwrap()
+        });
+        let start = Instant::now();
+        let mut seqno = 0usize;
+        while seqno < n {
+            p.begin().unwrap();
+            for i in 0..batch.min(n - seqno) {
+                if i == 1 && std::env::var_os("PRODUCER_SPLIT").is_some() {
+                    let t = Instant::now();
+                    p.flush().await.unwrap();
+                    first_time += t.elapsed();
+                }
+                p.send(OutRecord {
+                    topic: topic.clone(),
+                    partition: None,
+                    key: Some(b"0".to_vec()),
+                    value: Some(seqno.to_string().into_bytes()),
+                    headers: Vec::new(),
+                    timestamp: None,
+                })
+                .await
+                .unwrap();
+                seqno += 1;
+            }
+            p.send(OutRecord {
+                topic: offsets.clone(),
+                partition: None,
+                key: Some(br#"["bench",{"id":0}]"#.to_vec()),
+                value: Some(format!("{{\"seqno\":{}}}", seqno - 1).into_bytes()),
+                headers: Vec::new(),
+                timestamp: None,
+            })
+            .await
+            .unwrap();
+            let t = Instant::now();
+            p.flush().await.unwrap();
+            flush_time += t.elapsed();
+            let t = Instant::now();
+            p.commit().await.unwrap();
+            commit_time += t.elapsed();
+            if let Some(d) = &describer {
+                let t = Instant::now();
+                loop {
+                    polls += 1;
+                    let st = d.describe(&txn_id).await.unwrap().unwrap().state;
+                    if st != "PrepareCommit" {
+                        break;
+                    }
+                }
+                wait_time += t.elapsed();
+            }
+            if let Some(ms) = std::env::var("PRODUCER_PAUSE_US")
+                .ok()
+                .and_then(|v| v.parse().ok())
+            {
+                tokio::time::sleep(Duration::from_micros(ms)).await;
+            }
+        }
+        let per = |d: Duration| d.as_secs_f64() * 1e3 / n.div_ceil(batch) as f64;
+        if describer.is_some() {
+            println!(
+                "  describe polls {:.2}, wait {:.2} ms per transaction",
+                polls as f64 / n.div_ceil(batch) as f64,
+                per(wait_time)
+            );
+        }
+        println!(
+            "  native: first record {:.2} ms, produce {:.2} ms, EndTxn {:.2} ms per transaction",
+            per(first_time),
+            per(flush_time),
+            per(commit_time)
+        );
+        (start.elapsed(), p.transactions_v2())
+    });
+    let rate = n as f64 / took.as_secs_f64();
+    println!(
+        "{:<18} {n:>8} records in {:>7.2}s  {rate:>10.0} records/s ({:.2} ms per transaction, transactions {})",
+        "bare native txn",
+        took.as_secs_f64(),
+        took.as_secs_f64() * 1e3 / n.div_ceil(batch) as f64,
+        if v2 { "v2" } else { "v1" }
+    );
+    let got = kafka::read_all(&[&topic], Isolation::ReadCommitted, Duration::from_secs(60));
+    assert_eq!(
+        got.len(),
+        n,
+        "read_committed count of the native producer's records"
+    );
+    rate
+}
+
 /// Counts librdkafka's `Received <Api>Response (..., rtt N.NNms)` protocol debug lines (with
 /// `BENCH_BREAKDOWN` set): where a transaction's time goes.
 #[derive(Default)]
@@ -429,6 +555,13 @@ impl rdkafka::producer::ProducerContext for RoundTrips {
 
 #[allow(clippy::print_stdout)]
 fn main() {
+    // RUST_LOG=connect_worker=debug: the native producer's retries and their reasons.
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let args: Vec<String> = std::env::args().collect();
     let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(200_000);
     let batch: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100);
@@ -446,6 +579,10 @@ fn main() {
         BrokerPin::new()
     });
     let bare = on("bare").then(|| bare_transactional(n, batch));
+    let native = on("native").then(|| bare_native(n, batch));
+    if let (Some(bare), Some(native)) = (bare, native) {
+        println!("bare native txn = {:.2}x bare rdkafka txn", native / bare);
+    }
     let rt = tokio::runtime::Runtime::new().unwrap();
     if on("fence") {
         rt.block_on(fence_run(16));

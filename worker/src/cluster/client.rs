@@ -75,6 +75,11 @@ const OPTIONAL: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DescribeTransactions, 0, 0),
     (ApiKey::ListTransactions, 0, 2),
     (ApiKey::Metadata, 4, 12),
+    // The transactional producer (`super::producer`).
+    (ApiKey::InitProducerId, 3, 5),
+    (ApiKey::Produce, 3, 12),
+    (ApiKey::AddPartitionsToTxn, 1, 3),
+    (ApiKey::EndTxn, 1, 5),
 ];
 
 /// The SASL APIs, asked for only when the connection authenticates.
@@ -212,6 +217,8 @@ pub struct Connection {
     reauth_at: Option<Instant>,
     authentications: u32,
     auth_timeout: Duration,
+    /// The cluster's finalized `transaction.version` feature level (ApiVersions), 0 if none.
+    transaction_version: i16,
 }
 
 impl Connection {
@@ -278,6 +285,7 @@ impl Connection {
             reauth_at: None,
             authentications: 0,
             auth_timeout: timeout,
+            transaction_version: 0,
         };
         let resp: ApiVersionsResponse = conn.request(&api_versions_request(), 3, timeout).await?;
         if resp.error_code != codes::NONE {
@@ -306,6 +314,11 @@ impl Connection {
                 }
             }
         }
+        conn.transaction_version = resp
+            .finalized_features
+            .iter()
+            .find(|f| f.name.as_str() == "transaction.version")
+            .map_or(0, |f| f.max_version_level);
         for &(api, min, max) in OPTIONAL {
             if let Some(v) = negotiated(&resp, api, min, max) {
                 conn.versions.insert(api as i16, v);
@@ -423,6 +436,128 @@ impl Connection {
         self.versions.get(&(api as i16)).copied()
     }
 
+    /// The cluster's finalized `transaction.version` (KIP-890: 2 and up is transactions v2), as
+    /// this broker told it when the connection was made; 0 when the feature is not finalized.
+    pub fn transaction_version(&self) -> i16 {
+        self.transaction_version
+    }
+
+    /// Sends `reqs` back to back (pipelined: the broker handles a connection's requests in
+    /// order) and reads their responses in that order, all within `timeout`. Re-authenticates
+    /// first when due, like [`send`](Self::send).
+    pub async fn send_pipelined<R: Request>(
+        &mut self,
+        reqs: &[R],
+        version: i16,
+        timeout: Duration,
+    ) -> Result<Vec<R::Response>, ClientError> {
+        if self.reauth_at.is_some_and(|at| Instant::now() >= at) {
+            tracing::debug!(broker = %self.broker, "re-authenticating (KIP-368)");
+            self.authenticate().await?;
+        }
+        let broker = self.broker.clone();
+        tokio::time::timeout(timeout, async {
+            let mut frames = Vec::new();
+            let first = self.correlation_id.wrapping_add(1);
+            for req in reqs {
+                self.encode_frame(req, version, &mut frames)?;
+            }
+            self.stream
+                .write_all(&frames)
+                .await
+                .map_err(|e| self.io_error(e))?;
+            let mut out = Vec::with_capacity(reqs.len());
+            for i in 0..reqs.len() {
+                let id = first.wrapping_add(i as i32);
+                out.push(self.read_response::<R>(version, id).await?);
+            }
+            Ok(out)
+        })
+        .await
+        .map_err(|_| ClientError::Timeout { broker, timeout })?
+    }
+
+    /// Appends `req` as one frame (length, header with the next correlation id, body).
+    fn encode_frame<R: Request>(
+        &mut self,
+        req: &R,
+        version: i16,
+        frames: &mut Vec<u8>,
+    ) -> Result<(), ClientError> {
+        let proto = |reason: String| ClientError::Protocol {
+            broker: self.broker.clone(),
+            reason,
+        };
+        self.correlation_id = self.correlation_id.wrapping_add(1);
+        let mut header = RequestHeader::default();
+        header.request_api_key = R::KEY;
+        header.request_api_version = version;
+        header.correlation_id = self.correlation_id;
+        header.client_id = Some(StrBytes::from_string(self.client_id.clone()));
+        let mut body = BytesMut::new();
+        header
+            .encode(&mut body, <R as HeaderVersion>::header_version(version))
+            .map_err(|e| proto(format!("encoding request header: {e}")))?;
+        req.encode(&mut body, version)
+            .map_err(|e| proto(format!("encoding request: {e}")))?;
+        frames.extend_from_slice(&(body.len() as i32).to_be_bytes());
+        frames.extend_from_slice(&body);
+        Ok(())
+    }
+
+    fn io_error(&self, source: std::io::Error) -> ClientError {
+        match self
+            .tls_client_cert
+            .and_then(|cert| tls::describe_failure(&source, cert))
+        {
+            Some(reason) => ClientError::Tls {
+                broker: self.broker.clone(),
+                reason,
+            },
+            None => ClientError::Io {
+                broker: self.broker.clone(),
+                source,
+            },
+        }
+    }
+
+    /// Reads one response frame, which must answer correlation id `expected`.
+    async fn read_response<R: Request>(
+        &mut self,
+        version: i16,
+        expected: i32,
+    ) -> Result<R::Response, ClientError> {
+        let proto = |reason: String| ClientError::Protocol {
+            broker: self.broker.clone(),
+            reason,
+        };
+        let len = self.stream.read_i32().await.map_err(|e| self.io_error(e))?;
+        if len < 0 {
+            return Err(proto(format!("negative frame length {len}")));
+        }
+        let mut buf = vec![0u8; len as usize];
+        self.stream
+            .read_exact(&mut buf)
+            .await
+            .map_err(|e| self.io_error(e))?;
+        let mut buf = Bytes::from(buf);
+        let header_version = <R::Response as HeaderVersion>::header_version(version);
+        let rh = ResponseHeader::decode(&mut buf, header_version)
+            .map_err(|e| proto(format!("decoding response header: {e}")))?;
+        if rh.correlation_id != expected {
+            return Err(proto(format!(
+                "correlation id {} does not match request {expected}",
+                rh.correlation_id
+            )));
+        }
+        let resp = R::Response::decode(&mut buf, version)
+            .map_err(|e| proto(format!("decoding response: {e}")))?;
+        if buf.has_remaining() {
+            tracing::debug!(broker = %self.broker, left = buf.remaining(), "trailing bytes in response");
+        }
+        Ok(resp)
+    }
+
     /// Sends one request and waits for its response, re-authenticating first when the SASL
     /// session is due (see the module doc).
     pub async fn send<R: Request>(
@@ -456,61 +591,13 @@ impl Connection {
         req: &R,
         version: i16,
     ) -> Result<R::Response, ClientError> {
-        let proto = |reason: String| ClientError::Protocol {
-            broker: self.broker.clone(),
-            reason,
-        };
-        self.correlation_id = self.correlation_id.wrapping_add(1);
-        let mut header = RequestHeader::default();
-        header.request_api_key = R::KEY;
-        header.request_api_version = version;
-        header.correlation_id = self.correlation_id;
-        header.client_id = Some(StrBytes::from_string(self.client_id.clone()));
-        let mut body = BytesMut::new();
-        header
-            .encode(&mut body, <R as HeaderVersion>::header_version(version))
-            .map_err(|e| proto(format!("encoding request header: {e}")))?;
-        req.encode(&mut body, version)
-            .map_err(|e| proto(format!("encoding request: {e}")))?;
-        let io = |source: std::io::Error| match self
-            .tls_client_cert
-            .and_then(|cert| tls::describe_failure(&source, cert))
-        {
-            Some(reason) => ClientError::Tls {
-                broker: self.broker.clone(),
-                reason,
-            },
-            None => ClientError::Io {
-                broker: self.broker.clone(),
-                source,
-            },
-        };
-        let mut frame = Vec::with_capacity(body.len() + 4);
-        frame.extend_from_slice(&(body.len() as i32).to_be_bytes());
-        frame.extend_from_slice(&body);
-        self.stream.write_all(&frame).await.map_err(io)?;
-        let len = self.stream.read_i32().await.map_err(io)?;
-        if len < 0 {
-            return Err(proto(format!("negative frame length {len}")));
-        }
-        let mut buf = vec![0u8; len as usize];
-        self.stream.read_exact(&mut buf).await.map_err(io)?;
-        let mut buf = Bytes::from(buf);
-        let header_version = <R::Response as HeaderVersion>::header_version(version);
-        let rh = ResponseHeader::decode(&mut buf, header_version)
-            .map_err(|e| proto(format!("decoding response header: {e}")))?;
-        if rh.correlation_id != self.correlation_id {
-            return Err(proto(format!(
-                "correlation id {} does not match request {}",
-                rh.correlation_id, self.correlation_id
-            )));
-        }
-        let resp = R::Response::decode(&mut buf, version)
-            .map_err(|e| proto(format!("decoding response: {e}")))?;
-        if buf.has_remaining() {
-            tracing::debug!(broker = %self.broker, left = buf.remaining(), "trailing bytes in response");
-        }
-        Ok(resp)
+        let mut frame = Vec::new();
+        self.encode_frame(req, version, &mut frame)?;
+        self.stream
+            .write_all(&frame)
+            .await
+            .map_err(|e| self.io_error(e))?;
+        self.read_response::<R>(version, self.correlation_id).await
     }
 }
 

@@ -62,6 +62,8 @@ pub mod assignor;
 pub mod client;
 pub mod errors;
 pub mod member;
+pub mod producer;
+pub mod producer_settings;
 pub mod protocol;
 pub mod sasl;
 pub mod tls;

@@ -264,7 +264,8 @@ pub fn now_ms() -> i64 {
 }
 
 /// DescribeTransactions of one id on its coordinator's connection.
-async fn describe_on(
+/// (Also used by the transactional producer to wait for a commit's markers.)
+pub async fn describe_on(
     conn: &mut Connection,
     transactional_id: &str,
     timeout: Duration,

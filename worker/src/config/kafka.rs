@@ -139,6 +139,15 @@ impl WorkerConfig {
         }
     }
 
+    /// The security the settings of `scope` resolve to (for the worker's own Kafka clients,
+    /// which take it as a [`KafkaSecurity`] rather than librdkafka keys).
+    pub fn client_security(&self, scope: ClientScope) -> Result<KafkaSecurity, ConfigError> {
+        self.client_settings(scope)
+            .resolve()
+            .map(|r| r.security)
+            .map_err(ConfigError::Client)
+    }
+
     /// A librdkafka client config of `scope`: `bootstrap.servers`, the security keys, the
     /// kind's worker-level keys. The caller sets its forced keys (`group.id`, `client.id`...)
     /// after.

@@ -29,14 +29,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use connect_api::config::connector::{TASKS_MAX_CONFIG, TASKS_MAX_LIMIT};
-use rdkafka::ClientConfig;
-
 use crate::config::clients::ClientKind;
 use crate::config::{ClientScope, WorkerConfig};
 use crate::runtime::ConnectorTaskId;
-use crate::runtime::exactly_once::{fence_transactional_id, task_transactional_id};
+use crate::runtime::exactly_once::task_transactional_id;
+use crate::runtime::txn_producer;
 use crate::storage::ConfigBackingStore;
+use connect_api::config::connector::{TASKS_MAX_CONFIG, TASKS_MAX_LIMIT};
 
 const FENCE_TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -82,14 +81,13 @@ pub async fn fence_zombies(
             let ids = ids_to_fence(&config.group_id, connector, previous)?;
             tracing::info!(connector, transactional_ids = ?ids, "fencing zombie tasks of the previous generation");
             crate::metrics::global().fencing_round(connector, ids.len());
-            let client = config
-                .kafka_client(ClientScope::Worker(ClientKind::Admin))
-                .map_err(|e| e.to_string())?;
+            let scope = ClientScope::Worker(ClientKind::Admin);
+            let client = config.kafka_client(scope).map_err(|e| e.to_string())?;
+            let security = config.client_security(scope).map_err(|e| e.to_string())?;
             let started = std::time::Instant::now();
             let n = ids.len();
-            tokio::task::spawn_blocking(move || fence_transactional_ids(&client, &ids))
+            txn_producer::fence(&client, &security, &ids, FENCE_TIMEOUT)
                 .await
-                .map_err(|e| e.to_string())?
                 .map_err(|e| format!("Failed to perform zombie fencing: {e}"))?;
             tracing::info!(
                 connector,
@@ -127,37 +125,6 @@ fn ids_to_fence(group_id: &str, connector: &str, previous: i32) -> Result<Vec<St
     Ok((0..previous.max(0))
         .map(|t| task_transactional_id(group_id, &ConnectorTaskId::new(connector, t)))
         .collect())
-}
-
-/// How many ids are fenced at once (each with its own short-lived producer and its threads).
-const FENCE_PARALLELISM: usize = 16;
-
-/// What `Admin.fenceProducers` does: InitProducerId for each id, which bumps its epoch. The ids
-/// are fenced concurrently, [`FENCE_PARALLELISM`] at a time, so a connector of many tasks is
-/// fenced in about one round trip instead of one per task; every id is tried, and the errors
-/// are reported together.
-fn fence_transactional_ids(client: &ClientConfig, ids: &[String]) -> Result<(), String> {
-    let mut errors = Vec::new();
-    for chunk in ids.chunks(FENCE_PARALLELISM) {
-        std::thread::scope(|scope| {
-            let fencers: Vec<_> = chunk
-                .iter()
-                .map(|id| scope.spawn(move || fence_transactional_id(client, id, FENCE_TIMEOUT)))
-                .collect();
-            for (id, fencer) in chunk.iter().zip(fencers) {
-                match fencer.join() {
-                    Ok(Ok(())) => {}
-                    Ok(Err(e)) => errors.push(e),
-                    Err(_) => errors.push(format!("{id}: the fencing thread panicked")),
-                }
-            }
-        });
-    }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors.join("; "))
-    }
 }
 
 #[cfg(test)]

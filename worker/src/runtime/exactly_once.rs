@@ -10,6 +10,11 @@
 //!      commit: offsets records ──(same producer, same transaction)──> offsets topic
 //!              commit_transaction ─> commit_record(record, metadata)* ─> commit()
 //!      abort:  abort_transaction ─> offsets of the aborted records still committed (new txn)
+//!
+//!  overlaps: the next poll runs while the producer sends the open transaction's records
+//!  (interval, connector) or commits the transaction that just ended (poll, interval; the
+//!  next batch is converted and sent only after that commit ended, and commit_record of the
+//!  committed records is called then)
 //! ```
 //!
 //! # Guarantees
@@ -44,14 +49,14 @@ use connect_api::{
     SourceTask, SourceTaskContext,
 };
 use rdkafka::ClientConfig;
-use rdkafka::producer::{BaseProducer, FutureProducer, FutureRecord, Producer};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::convert::RecordConverters;
 use super::ledger::NotRetriable;
-use super::source::{Delivery, Sent, convert_record, partition_key, try_send};
+use super::source::{ProducerRecord, convert_record, partition_key};
 use super::topics::ActiveTopics;
+use super::txn_producer::{Pending, ProducerChoice, TxnProducer};
 use super::{
     BackendOffsetReader, ConnectorTaskId, SourceOffsetBackend, TaskStatusListener, TokioTimer,
 };
@@ -79,24 +84,6 @@ pub fn task_of_transactional_id(group_id: &str, transactional_id: &str) -> Optio
         return None;
     }
     Some(ConnectorTaskId::new(connector, task.parse().ok()?))
-}
-
-/// What `Admin.fenceProducers` does for one id: `InitProducerId` with it bumps its epoch, which
-/// fences its producers and makes the coordinator abort the transaction the old epoch left
-/// open. Blocking (rdkafka's `init_transactions`).
-pub fn fence_transactional_id(
-    client: &ClientConfig,
-    transactional_id: &str,
-    timeout: Duration,
-) -> Result<(), String> {
-    let mut c = client.clone();
-    c.set("transactional.id", transactional_id).set(
-        "client.id",
-        format!("connector-worker-fencer-{transactional_id}"),
-    );
-    let p: BaseProducer = c.create().map_err(|e| format!("{transactional_id}: {e}"))?;
-    p.init_transactions(timeout)
-        .map_err(|e| format!("{transactional_id}: {e}"))
 }
 
 /// Why an exactly-once task may not start.
@@ -140,8 +127,9 @@ pub struct ExactlyOnceSourceTaskRun {
     pub converters: RecordConverters,
     /// The connector's transformation chain, applied before conversion.
     pub transforms: Arc<connect_transforms::TransformChain>,
-    /// The task producer's config, `transactional.id` included.
-    pub producer_config: ClientConfig,
+    /// The task's transactional producer, to be created (`transactional.id` included): see
+    /// [`super::txn_producer::choose`].
+    pub producer: ProducerChoice,
     /// KIP-158: creates each topic before the first record to it, when the connector uses it.
     pub topic_creation: super::topic_creation::TopicCreator,
     /// The connector's offsets: primary (written in the task's transactions) over the global.
@@ -232,17 +220,56 @@ impl TransactionStats {
     }
 }
 
+/// The offsets a commit writes, per source partition.
+type StagedOffsets = Vec<(SourcePartition, Option<SourceOffset>)>;
+
+/// What one `poll` of the task gave.
+type PollResult = Result<Vec<SourceRecord>, ConnectError>;
+
+/// Polled records and, at the same index, each one's converted form (`None`: a transform
+/// dropped it, or it failed under `errors.tolerance=all`). Two vectors, so that a record (a
+/// large value) is not moved again on its way to the transaction.
+#[derive(Default)]
+struct Converted {
+    records: Vec<SourceRecord>,
+    converted: Vec<Option<ProducerRecord>>,
+}
+
+impl Converted {
+    fn append(&mut self, mut other: Converted) {
+        if self.records.is_empty() {
+            *self = other;
+        } else {
+            self.records.append(&mut other.records);
+            self.converted.append(&mut other.converted);
+        }
+    }
+}
+
+/// One poll: its records converted (or the poll's or a conversion's error), how many records
+/// the task gave, and how long the poll took.
+struct Polled {
+    result: Result<Converted, ConnectError>,
+    records: usize,
+    took: Duration,
+}
+
+/// At most this many polls while the producer sends the records of the polls before (their
+/// records wait, unconverted, in memory): at `batch.size` records a poll, a few round trips'
+/// worth of records.
+const MAX_POLLS_WHILE_SENDING: usize = 8;
+
 struct Runner {
     stats: TransactionStats,
     stats_logged_at: Instant,
     run: ExactlyOnceSourceTaskRun,
     task: Box<dyn SourceTask>,
-    producer: FutureProducer,
+    producer: TxnProducer,
     offsets_topic: String,
     boundaries: Arc<ConnectorBoundaries>,
     transaction_open: bool,
-    /// Records sent in the open transaction, in order.
-    in_transaction: VecDeque<Sent>,
+    /// Records sent in the open transaction, in order (`None`: the chain dropped it).
+    in_transaction: VecDeque<(SourceRecord, Option<Pending>)>,
     /// Latest offset per source partition staged for the next commit.
     staged: BTreeMap<String, (SourcePartition, Option<SourceOffset>)>,
     topics: ActiveTopics,
@@ -258,7 +285,8 @@ pub async fn run_exactly_once_source_task(
     let id = run.id.clone();
     let status = run.status.clone();
     let mut task = task;
-    let outcome = match prepare(&run).await {
+    let mut run = run;
+    let outcome = match prepare(&mut run).await {
         // Stopped (rebalance, shutdown) while waiting for fencing: a clean stop, not a failure.
         Err(_) if run.cancel.is_cancelled() => Ok(()),
         Err(e) => Err(e),
@@ -303,7 +331,9 @@ pub async fn run_exactly_once_source_task(
 }
 
 /// Fencing, the transactional producer and the post-producer check.
-async fn prepare(run: &ExactlyOnceSourceTaskRun) -> Result<(FutureProducer, String), ConnectError> {
+async fn prepare(
+    run: &mut ExactlyOnceSourceTaskRun,
+) -> Result<(TxnProducer, String), ConnectError> {
     // A stop must not wait for the fencing retries (the herder awaits the task's end).
     let fenced = tokio::select! {
         r = run.gate.fence(&run.id.connector) => r,
@@ -321,22 +351,11 @@ async fn prepare(run: &ExactlyOnceSourceTaskRun) -> Result<(FutureProducer, Stri
             run.id
         )));
     }
-    let producer: FutureProducer = run.producer_config.create().map_err(|e| {
-        ConnectError::fatal(format!(
-            "failed to create the transactional producer of task {}: {e}",
-            run.id
-        ))
-    })?;
-    let p = producer.clone();
-    tokio::task::spawn_blocking(move || p.init_transactions(TRANSACTION_TIMEOUT))
-        .await
-        .map_err(|e| ConnectError::fatal(e.to_string()))?
-        .map_err(|e| {
-            ConnectError::fatal(format!(
-                "failed to initialize transactions for task {}: {e}",
-                run.id
-            ))
-        })?;
+    let choice = std::mem::replace(
+        &mut run.producer,
+        ProducerChoice::Librdkafka(ClientConfig::new(), "taken".into()),
+    );
+    let producer = TxnProducer::start(choice, &run.id).await?;
     run.gate
         .still_current(&run.id, run.generation)
         .await
@@ -390,7 +409,17 @@ impl Runner {
             .unwrap_or(self.run.offset_flush_interval);
         let mut next_commit = Instant::now() + interval;
         let mut backoff = Duration::from_millis(100);
+        // Poll and interval boundaries: the transaction just ended, staged and committing while
+        // the task polls its next batch (that batch is sent only once the commit ended).
+        let mut committing: Option<StagedOffsets> = None;
         while !self.run.cancel.is_cancelled() {
+            if *self.run.paused.borrow()
+                && let Some(entries) = committing.take()
+            {
+                let started = std::time::Instant::now();
+                let committed = self.producer.commit().await;
+                self.finish_commit(entries, started, committed).await?;
+            }
             if *self.run.paused.borrow() {
                 // No transaction may hang open while paused.
                 if boundary != TransactionBoundary::Connector {
@@ -406,33 +435,83 @@ impl Runner {
                 continue;
             }
             let polled_at = std::time::Instant::now();
-            let batch = match self.task.poll().await {
-                Ok(b) => {
-                    backoff = Duration::from_millis(100);
-                    if !b.is_empty() {
-                        self.metrics.polled(b.len(), polled_at.elapsed());
-                        self.metrics.batch(b.len());
-                    }
-                    b
+            // While the task polls, the records it gave before go to the brokers (the native
+            // producer sends nothing by itself): an open transaction's records are written
+            // while it is open, as Java's producer does, and never pile up until the commit.
+            let polled = match committing.take() {
+                Some(entries) => {
+                    let started = std::time::Instant::now();
+                    // A failed commit fails the task at once, not when the poll returns.
+                    let (polled, committed) = {
+                        let mut poll = std::pin::pin!(self.task.poll());
+                        let mut commit = std::pin::pin!(self.producer.commit());
+                        let mut polled = None;
+                        let committed = loop {
+                            tokio::select! {
+                                c = &mut commit => break c,
+                                p = &mut poll, if polled.is_none() => polled = Some(p),
+                            }
+                        };
+                        match (committed.is_ok(), polled) {
+                            (true, None) => (Some(poll.await), committed),
+                            (_, polled) => (polled, committed),
+                        }
+                    };
+                    self.finish_commit(entries, started, committed).await?;
+                    let polled = polled.expect("the poll ended: the commit succeeded");
+                    vec![self.converted(polled, polled_at.elapsed())]
                 }
-                Err(e) if e.is_retriable() => {
-                    tracing::warn!(task = %self.run.id, error = %e, "retriable poll error; retrying");
-                    tokio::select! {
-                        _ = tokio::time::sleep(backoff) => {}
-                        _ = self.run.cancel.cancelled() => {}
-                    }
-                    backoff = (backoff * 2).min(Duration::from_secs(10));
-                    continue;
+                None => {
+                    // A poll boundary makes each poll its own transaction: one poll.
+                    let polls = match boundary {
+                        TransactionBoundary::Poll => 1,
+                        _ => MAX_POLLS_WHILE_SENDING,
+                    };
+                    let (polls, flushed) = self.poll_while_sending(polls).await;
+                    flushed.map_err(|e| fail(&self.run.id, "Failed to send records", e))?;
+                    polls
                 }
-                Err(e) => return Err(e),
             };
-            let empty = batch.is_empty();
+            // The polls' records in order; a failed poll can only be the last one.
+            let mut batch = Converted::default();
+            let mut retry = None;
+            for p in polled {
+                match p.result {
+                    Ok(b) => {
+                        backoff = Duration::from_millis(100);
+                        if p.records > 0 {
+                            self.metrics.polled(p.records, p.took);
+                            self.metrics.batch(p.records);
+                        }
+                        batch.append(b);
+                    }
+                    Err(e) if e.is_retriable() => retry = Some(e),
+                    Err(e) => return Err(e),
+                }
+            }
+            if let Some(e) = retry {
+                tracing::warn!(task = %self.run.id, error = %e, "retriable poll error; retrying");
+                self.send_batch(batch).await?;
+                tokio::select! {
+                    _ = tokio::time::sleep(backoff) => {}
+                    _ = self.run.cancel.cancelled() => {}
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(10));
+                continue;
+            }
+            let empty = batch.records.is_empty();
             self.send_batch(batch).await?;
             match boundary {
-                TransactionBoundary::Poll => self.commit().await?,
+                TransactionBoundary::Poll => match self.stage_commit().await? {
+                    Some(entries) => committing = Some(entries),
+                    None => self.task.commit().await?,
+                },
                 TransactionBoundary::Interval => {
                     if Instant::now() >= next_commit {
-                        self.commit().await?;
+                        match self.stage_commit().await? {
+                            Some(entries) => committing = Some(entries),
+                            None => self.task.commit().await?,
+                        }
                         next_commit = Instant::now() + interval;
                     }
                 }
@@ -445,11 +524,96 @@ impl Runner {
                 }
             }
         }
+        if let Some(entries) = committing.take() {
+            let started = std::time::Instant::now();
+            let committed = self.producer.commit().await;
+            self.finish_commit(entries, started, committed).await?;
+        }
         // A graceful stop ends with a final commit, except for connector-defined boundaries
         // where only a pending batch-level request is honoured.
         match boundary {
             TransactionBoundary::Connector => self.apply_batch_requests().await,
             _ => self.commit().await,
+        }
+    }
+
+    /// Interval and connector boundaries: while the producer sends the records the task gave
+    /// before, the task keeps polling: up to `max_polls` polls, until the sends
+    /// ended or a poll came back empty or failed. The next sends then carry several polls'
+    /// records (fewer, larger produce requests), and the task does not wait for the brokers
+    /// while it has records to give. A poll is never cancelled; the polls' records are
+    /// converted and sent, in order, once the sends ended. Each poll with how long it took.
+    async fn poll_while_sending(&mut self, max_polls: usize) -> (Vec<Polled>, Result<(), String>) {
+        let mut polls = Vec::new();
+        // The native producer flushes on a tokio task of its own: encoding and sending run in
+        // parallel with the polls (librdkafka sends from its own threads: nothing to flush).
+        let Some(mut flush) = self.producer.spawn_flush() else {
+            polls.push(self.timed_poll().await);
+            return (polls, Ok(()));
+        };
+        let mut flushed = None;
+        loop {
+            let started = std::time::Instant::now();
+            let polled = {
+                let mut poll = std::pin::pin!(self.task.poll());
+                loop {
+                    tokio::select! {
+                        f = &mut flush, if flushed.is_none() => flushed = Some(f),
+                        p = &mut poll => break p,
+                    }
+                }
+            };
+            let more = matches!(&polled, Ok(b) if !b.is_empty());
+            // Converted now, while the producer sends the records before.
+            polls.push(self.converted(polled, started.elapsed()));
+            if flushed.is_some() || !more || polls.len() >= max_polls {
+                break;
+            }
+        }
+        let flushed = match flushed {
+            Some(f) => f,
+            None => flush.await,
+        };
+        match flushed {
+            Ok((producer, result)) => {
+                self.producer = producer;
+                (polls, result)
+            }
+            Err(e) => (polls, Err(format!("the producer's flush task failed: {e}"))),
+        }
+    }
+
+    async fn timed_poll(&mut self) -> Polled {
+        let started = std::time::Instant::now();
+        let polled = self.task.poll().await;
+        self.converted(polled, started.elapsed())
+    }
+
+    /// A poll's records, transformed and converted (dropped ones paired with `None`).
+    fn converted(&self, polled: PollResult, took: Duration) -> Polled {
+        let records = polled.as_ref().map_or(0, Vec::len);
+        let keep_data = self.task.commit_record_reads_data();
+        let result = polled.and_then(|mut records| {
+            let converted = records
+                .iter_mut()
+                .map(|record| {
+                    convert_record(
+                        &self.run.converters,
+                        &self.run.transforms,
+                        &self.run.connector_config.common,
+                        &self.run.id,
+                        record,
+                        keep_data,
+                        &self.metrics.errors,
+                    )
+                })
+                .collect::<Result<_, _>>()?;
+            Ok(Converted { records, converted })
+        });
+        Polled {
+            result,
+            records,
+            took,
         }
     }
 
@@ -474,27 +638,19 @@ impl Runner {
     fn begin(&mut self) -> Result<(), ConnectError> {
         if !self.transaction_open {
             self.producer
-                .begin_transaction()
+                .begin()
                 .map_err(|e| fail(&self.run.id, "failed to begin a transaction", e))?;
             self.transaction_open = true;
         }
         Ok(())
     }
 
-    async fn send_batch(&mut self, batch: Vec<SourceRecord>) -> Result<(), ConnectError> {
+    /// Sends converted records (in order) into the open transaction, honouring a
+    /// connector-defined boundary at any of them.
+    async fn send_batch(&mut self, batch: Converted) -> Result<(), ConnectError> {
         let connector_boundaries =
             self.run.connector_config.transaction_boundary == TransactionBoundary::Connector;
-        let keep_data = self.task.commit_record_reads_data();
-        for mut record in batch {
-            let converted = convert_record(
-                &self.run.converters,
-                &self.run.transforms,
-                &self.run.connector_config.common,
-                &self.run.id,
-                &mut record,
-                keep_data,
-                &self.metrics.errors,
-            )?;
+        for (record, converted) in batch.records.into_iter().zip(batch.converted) {
             let delivery = match converted {
                 None => None,
                 Some(pr) => {
@@ -505,28 +661,33 @@ impl Runner {
                     }
                     self.run.topic_creation.ensure(&pr.topic).await?;
                     self.begin()?;
-                    loop {
-                        if let Some(f) = try_send(&self.producer, &pr)? {
-                            break Some(Delivery::new(pr.topic, f));
-                        }
-                        tokio::time::sleep(Duration::from_millis(10)).await;
-                    }
+                    Some(self.producer.send(pr).await?)
                 }
             };
-            let key = (
-                record.source_partition.clone(),
-                record.source_offset.clone(),
-            );
-            self.staged
-                .insert(partition_key(&record.source_partition), key.clone());
-            self.in_transaction.push_back(Sent { record, delivery });
-            if connector_boundaries {
-                let (commit, abort) = {
-                    let mut r = self.boundaries.lock();
-                    let c = take_match(&mut r.commit_at, &key);
-                    let a = take_match(&mut r.abort_at, &key);
-                    (c, a)
-                };
+            // The partition's latest offset (its map is cloned once per transaction).
+            match self.staged.entry(partition_key(&record.source_partition)) {
+                std::collections::btree_map::Entry::Occupied(mut e) => {
+                    e.get_mut().1.clone_from(&record.source_offset);
+                }
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    e.insert((
+                        record.source_partition.clone(),
+                        record.source_offset.clone(),
+                    ));
+                }
+            }
+            let requested = connector_boundaries.then(|| {
+                let key = (
+                    record.source_partition.clone(),
+                    record.source_offset.clone(),
+                );
+                let mut r = self.boundaries.lock();
+                let c = take_match(&mut r.commit_at, &key);
+                let a = take_match(&mut r.abort_at, &key);
+                (c, a)
+            });
+            self.in_transaction.push_back((record, delivery));
+            if let Some((commit, abort)) = requested {
                 match (commit, abort) {
                     (true, true) => {
                         return Err(ConnectError::fatal(
@@ -544,54 +705,41 @@ impl Runner {
 
     /// Writes the staged offsets into the open transaction and commits it.
     async fn commit(&mut self) -> Result<(), ConnectError> {
-        if self.staged.is_empty() && !self.transaction_open {
+        let Some(entries) = self.stage_commit().await? else {
             return self.task.commit().await;
+        };
+        let started = std::time::Instant::now();
+        let committed = self.producer.commit().await;
+        self.finish_commit(entries, started, committed).await
+    }
+
+    /// The first half of a commit: the staged offsets written into the open transaction.
+    /// `None`: nothing to commit.
+    async fn stage_commit(&mut self) -> Result<Option<StagedOffsets>, ConnectError> {
+        if self.staged.is_empty() && !self.transaction_open {
+            return Ok(None);
         }
         self.begin()?;
         let entries: Vec<_> = std::mem::take(&mut self.staged).into_values().collect();
         let records = offset_records(&self.run.id.connector, &entries)
             .map_err(|e| fail(&self.run.id, "failed to serialize offsets", e))?;
         for (key, value) in &records {
-            let mut r: FutureRecord<'_, [u8], [u8]> =
-                FutureRecord::to(&self.offsets_topic).key(key.as_slice());
-            if let Some(v) = value {
-                r = r.payload(v.as_slice());
-            }
-            loop {
-                match self.producer.send_result(r) {
-                    Ok(_) => break,
-                    Err((
-                        rdkafka::error::KafkaError::MessageProduction(
-                            rdkafka::types::RDKafkaErrorCode::QueueFull,
-                        ),
-                        back,
-                    )) => {
-                        r = back;
-                        tokio::time::sleep(Duration::from_millis(10)).await;
-                    }
-                    Err((e, _)) => {
-                        return Err(fail(
-                            &self.run.id,
-                            "Failed to flush offsets and/or records",
-                            e,
-                        ));
-                    }
-                }
-            }
-        }
-        let started = std::time::Instant::now();
-        // rdkafka's `commit_transaction` flushes first, and its flush waits in 100 ms polls
-        // while the FutureProducer's own thread takes the delivery reports: about 100 ms per
-        // transaction, whatever its size. Draining the queue here first lets that flush
-        // return at once (per-poll transactions went from ~1,000 to ~10,000 records/s).
-        while self.producer.in_flight_count() > 0 && started.elapsed() < TRANSACTION_TIMEOUT {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-        let p = self.producer.clone();
-        let committed =
-            tokio::task::spawn_blocking(move || p.commit_transaction(TRANSACTION_TIMEOUT))
+            self.producer
+                .send_offset(&self.offsets_topic, key, value.as_deref())
                 .await
-                .map_err(|e| ConnectError::fatal(e.to_string()))?;
+                .map_err(|e| fail(&self.run.id, "Failed to flush offsets and/or records", e))?;
+        }
+        Ok(Some(entries))
+    }
+
+    /// The second half, once the producer's commit (started at `started`) ended: the task
+    /// learns of its committed records.
+    async fn finish_commit(
+        &mut self,
+        entries: StagedOffsets,
+        started: std::time::Instant,
+        committed: Result<(), String>,
+    ) -> Result<(), ConnectError> {
         self.metrics
             .offset_commit(committed.is_ok(), started.elapsed());
         committed.map_err(|e| fail(&self.run.id, "Failed to flush offsets and/or records", e))?;
@@ -609,16 +757,16 @@ impl Runner {
             self.stats_logged_at = Instant::now();
         }
         // Every record of the transaction is acknowledged once the commit returned.
-        while let Some(sent) = self.in_transaction.pop_front() {
-            let metadata = match sent.delivery {
-                Some(d) => Some(d.wait().await?),
+        while let Some((record, pending)) = self.in_transaction.pop_front() {
+            let metadata = match pending {
+                Some(p) => Some(self.producer.landed(p).await?),
                 None => None,
             };
             if let Some(m) = &metadata {
                 self.topics.record(&m.topic);
             }
             self.metrics.source_done(1, usize::from(metadata.is_some()));
-            self.task.commit_record(&sent.record, metadata.as_ref())?;
+            self.task.commit_record(&record, metadata.as_ref())?;
         }
         self.task.commit().await?;
         // The global offsets topic gets a copy, outside the transaction, as in Connect.
@@ -638,12 +786,7 @@ impl Runner {
             return;
         }
         let records = self.in_transaction.len();
-        let p = self.producer.clone();
-        let aborted =
-            tokio::task::spawn_blocking(move || p.abort_transaction(ABORT_ON_EXIT_TIMEOUT))
-                .await
-                .map_err(|e| e.to_string())
-                .and_then(|r| r.map_err(|e| e.to_string()));
+        let aborted = self.producer.abort(ABORT_ON_EXIT_TIMEOUT).await;
         match aborted {
             Ok(()) => {
                 self.transaction_open = false;
@@ -672,10 +815,9 @@ impl Runner {
             tracing::warn!(task = %self.run.id, "abort requested with no open transaction; ignored");
             return Ok(());
         }
-        let p = self.producer.clone();
-        tokio::task::spawn_blocking(move || p.abort_transaction(TRANSACTION_TIMEOUT))
+        self.producer
+            .abort(TRANSACTION_TIMEOUT)
             .await
-            .map_err(|e| ConnectError::fatal(e.to_string()))?
             .map_err(|e| fail(&self.run.id, "failed to abort the transaction", e))?;
         self.transaction_open = false;
         self.stats.aborted += 1;

@@ -8,6 +8,7 @@
 //! - [`sink`]: the sink task runner (consume -> convert -> put -> pre_commit -> commit)
 //! - [`topic_creation`]: KIP-158, source tasks create their topics before the first record
 //! - [`panics`]: panics in connector code become task and connector failures
+//! - [`shared_producers`]: at-least-once source tasks of the same producer config share one producer
 //! - [`errors`]: `errors.*` tolerance and logging, the dead-letter queue, the errant record reporter
 //!
 //! Runners report through [`TaskStatusListener`] and persist source offsets through
@@ -22,10 +23,12 @@ pub mod ledger;
 mod offsets;
 pub mod offsets_admin;
 pub mod panics;
+pub mod shared_producers;
 pub mod sink;
 pub mod source;
 pub mod topic_creation;
 pub mod topics;
+pub mod txn_producer;
 pub mod worker;
 
 use std::sync::Arc;

@@ -60,7 +60,9 @@ pub struct SourceTaskRun {
     pub converters: RecordConverters,
     /// The connector's transformation chain (`transforms`), applied before conversion.
     pub transforms: Arc<TransformChain>,
-    pub producer: FutureProducer,
+    /// Shared with the worker's other at-least-once tasks of the same producer config
+    /// ([`super::shared_producers`]); the task's deliveries are its own futures.
+    pub producer: Arc<FutureProducer>,
     /// KIP-158: creates each topic before the first record to it, when the connector uses it.
     pub topic_creation: TopicCreator,
     pub offsets: Arc<dyn SourceOffsetBackend>,
@@ -72,15 +74,9 @@ pub struct SourceTaskRun {
     pub file_access: connect_api::FileAccess,
 }
 
-/// A converted record ready for the producer.
-pub(crate) struct ProducerRecord {
-    pub topic: String,
-    pub partition: Option<i32>,
-    pub key: Option<Vec<u8>>,
-    pub value: Option<Vec<u8>>,
-    pub headers: Vec<(String, Option<Vec<u8>>)>,
-    pub timestamp: Option<i64>,
-}
+/// A converted record ready for the producer (either kind: librdkafka's, through
+/// [`ProducerRecord::as_future_record`], or the worker's own transactional producer).
+pub(crate) use crate::cluster::producer::OutRecord as ProducerRecord;
 
 /// What conversion reads of a source record, before or after the transformation chain.
 struct RecordData<'a> {

@@ -14,7 +14,6 @@ use connect_api::{
 };
 use connect_transforms::TransformChain;
 use rdkafka::ClientConfig;
-use rdkafka::producer::FutureProducer;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tracing::Instrument;
@@ -338,6 +337,8 @@ pub struct Worker {
     requests: mpsc::UnboundedSender<ConnectorRequest>,
     connectors: BTreeMap<String, ConnectorHandle>,
     tasks: BTreeMap<ConnectorTaskId, RunningTask>,
+    /// At-least-once source tasks' producers, one per effective producer config.
+    producers: super::shared_producers::SharedProducers,
 }
 
 impl Worker {
@@ -361,6 +362,7 @@ impl Worker {
             requests,
             connectors: BTreeMap::new(),
             tasks: BTreeMap::new(),
+            producers: Default::default(),
         }
     }
 
@@ -646,6 +648,7 @@ impl Worker {
                 {
                     producer_config.set("linger.ms", "0");
                 }
+                let producer_security = self.producer_security(connector_config)?;
                 let topic_creation = self.topic_creator(id, connector_config)?;
                 let run = ExactlyOnceSourceTaskRun {
                     id: id.clone(),
@@ -655,7 +658,7 @@ impl Worker {
                     file_access: self.config.file_access.clone(),
                     converters,
                     transforms,
-                    producer_config,
+                    producer: super::txn_producer::choose(producer_config, &producer_security),
                     topic_creation,
                     offsets,
                     gate: self.exactly_once.clone().expect("checked above"),
@@ -679,8 +682,11 @@ impl Worker {
                 let converters = RecordConverters::for_connector(&self.config, &cc.common)?;
                 let transforms = Arc::new(TransformChain::from_config(connector_config)?);
                 let producer = self
-                    .producer_config(id, connector_config)?
-                    .create::<FutureProducer>()
+                    .producers
+                    .get(
+                        self.producer_config(id, connector_config)?,
+                        &task_producer_client_id(id),
+                    )
                     .map_err(|e| {
                         ConnectError::fatal(format!("failed to create producer for task {id}: {e}"))
                     })?;
@@ -776,7 +782,7 @@ impl Worker {
         defaults
             .set("enable.idempotence", "true")
             .set("acks", "all")
-            .set("client.id", format!("connector-producer-{id}"));
+            .set("client.id", task_producer_client_id(id));
         java_partitioner(&mut defaults);
         let overrides = super::client_overrides(ClientKind::Producer, connector_config)?;
         self.config
@@ -786,6 +792,29 @@ impl Worker {
                 Some(&overrides),
             )
             .map_err(|e| ConnectError::config(e.to_string()))
+    }
+
+    /// The security the task producer's settings resolve to (the worker's `producer.*` under
+    /// the connector's `producer.override.*`), for the native transactional producer.
+    fn producer_security(
+        &self,
+        connector_config: &ConfigMap,
+    ) -> Result<crate::security::KafkaSecurity, ConnectError> {
+        let overrides = super::client_overrides(ClientKind::Producer, connector_config)?;
+        self.config
+            .client_settings(ClientScope::Worker(ClientKind::Producer))
+            .merged(&overrides)
+            .resolve()
+            .map(|r| r.security)
+            .map_err(|errors| {
+                ConnectError::config(
+                    errors
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                )
+            })
     }
 
     /// A source task's topic creation (KIP-158): on when the worker has
@@ -859,4 +888,9 @@ impl Worker {
             self.stop_connector(&name).await;
         }
     }
+}
+
+/// Apache's client id of a task's producer (`connector-producer-<connector>-<task>`).
+fn task_producer_client_id(id: &ConnectorTaskId) -> String {
+    format!("connector-producer-{id}")
 }

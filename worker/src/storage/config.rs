@@ -38,6 +38,9 @@ use super::log::{self, ConsumedRecord, KafkaBasedLog, LogConfig, RawRecord};
 use super::topics::{InternalTopic, TopicSettings, ensure_topic};
 use super::types::{ConnectorTaskId, RestartRequest, SessionKey, TargetState};
 use super::{StorageError, with_timeout};
+use crate::cluster::producer::{OutRecord, TransactionalProducer};
+use crate::cluster::producer_settings;
+use crate::security::KafkaSecurity;
 
 /// Java's `READ_WRITE_TOTAL_TIMEOUT_MS`: budget of one write including the reads around it.
 pub const READ_WRITE_TOTAL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -67,39 +70,101 @@ pub struct ConfigStoreSettings {
     pub read_committed: bool,
     /// Privileged writes go through a transactional producer (`preparing` or `enabled`).
     pub transactional_writes: bool,
+    /// What `client`'s security keys resolve to (for the worker's own transactional producer).
+    pub security: KafkaSecurity,
 }
 
 /// Writes privileged records: plain (idempotent producer) or transactional (the leader's
-/// fencable writer in exactly-once mode).
+/// fencable writer in exactly-once mode: the worker's own transactional producer, or
+/// librdkafka's when a client key needs it).
 pub enum ConfigWriter {
     Plain(FutureProducer),
     Transactional(FutureProducer),
+    Native(Box<TransactionalProducer>),
 }
 
 impl ConfigWriter {
     /// A transactional writer with `transactional.id = connect-cluster-<group.id>`, after
-    /// `init_transactions` (which fences any previous leader's writer).
+    /// `InitProducerId` (which fences any previous leader's writer). On the worker's own
+    /// producer (transactions v2 where the cluster has them) when every key of the writer's
+    /// client config is one it applies; else librdkafka's, with a line saying why.
     pub async fn transactional(
         client: &ClientConfig,
+        security: &KafkaSecurity,
         group_id: &str,
     ) -> Result<Self, StorageError> {
-        let producer: FutureProducer = leader_writer_config(client, group_id)
+        let config = leader_writer_config(client, group_id);
+        match producer_settings::from_librdkafka(&config, security) {
+            Ok(mut settings) => {
+                // Connect's budget for the whole write bounds the producer's retries.
+                settings.delivery_timeout = READ_WRITE_TOTAL_TIMEOUT;
+                let p = TransactionalProducer::init(settings)
+                    .await
+                    .map_err(|e| StorageError::Fenced(e.into()))?;
+                tracing::info!(
+                    transactions_v2 = p.transactions_v2(),
+                    "the config topic's writer uses the worker's transactional producer"
+                );
+                return Ok(ConfigWriter::Native(Box::new(p)));
+            }
+            Err(why) => tracing::info!(
+                reason = %why,
+                "the config topic's writer uses librdkafka's transactional producer"
+            ),
+        }
+        let producer: FutureProducer = config
             .create()
             .map_err(|e| StorageError::kafka("create config topic transactional producer", e))?;
         let p = producer.clone();
         tokio::task::spawn_blocking(move || p.init_transactions(READ_WRITE_TOTAL_TIMEOUT))
             .await
             .map_err(|e| StorageError::Io(format!("init transactions task failed: {e}")))?
-            .map_err(StorageError::Fenced)?;
+            .map_err(|e| StorageError::Fenced(e.into()))?;
         Ok(ConfigWriter::Transactional(producer))
     }
 
+    /// Whether a failed write drops this writer (a transactional one: the next claim recreates
+    /// it, as Java closes its fencable producer on any failure).
+    fn is_transactional(&self) -> bool {
+        !matches!(self, ConfigWriter::Plain(_))
+    }
+
     /// Sends `records` in order: in one transaction for a transactional writer.
-    pub async fn write(&self, topic: &str, records: &[RawRecord]) -> Result<(), StorageError> {
+    pub async fn write(&mut self, topic: &str, records: &[RawRecord]) -> Result<(), StorageError> {
         match self {
             ConfigWriter::Plain(p) => log::send_all(p, topic, records).await.map(|_| ()),
+            ConfigWriter::Native(p) => {
+                let written = with_timeout(
+                    READ_WRITE_TOTAL_TIMEOUT,
+                    "writing to the config topic",
+                    async {
+                        p.begin().map_err(|e| StorageError::Fenced(e.into()))?;
+                        for (key, value) in records {
+                            p.send(OutRecord {
+                                topic: topic.to_owned(),
+                                partition: Some(0),
+                                key: Some(key.clone()),
+                                value: value.clone(),
+                                headers: Vec::new(),
+                                timestamp: None,
+                            })
+                            .await
+                            .map_err(|e| StorageError::Fenced(e.into()))?;
+                        }
+                        p.commit().await.map_err(|e| StorageError::Fenced(e.into()))
+                    },
+                )
+                .await;
+                if written.is_err() && p.is_open() {
+                    // Best effort: the writer is dropped after a failure, and the next claim's
+                    // InitProducerId aborts what is left open anyway.
+                    let _ = tokio::time::timeout(Duration::from_secs(5), p.abort()).await;
+                }
+                written
+            }
             ConfigWriter::Transactional(p) => {
-                p.begin_transaction().map_err(StorageError::Fenced)?;
+                p.begin_transaction()
+                    .map_err(|e| StorageError::Fenced(e.into()))?;
                 if let Err(e) = log::send_all(p, topic, records).await {
                     let p2 = p.clone();
                     let _ = tokio::task::spawn_blocking(move || {
@@ -107,7 +172,7 @@ impl ConfigWriter {
                     })
                     .await;
                     return Err(match e {
-                        StorageError::Kafka { source, .. } => StorageError::Fenced(source),
+                        StorageError::Kafka { source, .. } => StorageError::Fenced(source.into()),
                         other => other,
                     });
                 }
@@ -115,7 +180,7 @@ impl ConfigWriter {
                 tokio::task::spawn_blocking(move || p2.commit_transaction(READ_WRITE_TOTAL_TIMEOUT))
                     .await
                     .map_err(|e| StorageError::Io(format!("commit transaction task failed: {e}")))?
-                    .map_err(StorageError::Fenced)
+                    .map_err(|e| StorageError::Fenced(e.into()))
             }
         }
     }
@@ -274,7 +339,12 @@ impl ConfigBackingStore {
         if self.settings.transactional_writes {
             *w = None;
             *w = Some(
-                ConfigWriter::transactional(&self.settings.client, &self.settings.group_id).await?,
+                ConfigWriter::transactional(
+                    &self.settings.client,
+                    &self.settings.security,
+                    &self.settings.group_id,
+                )
+                .await?,
             );
         } else if w.is_none() {
             *w = Some(ConfigWriter::Plain(self.log.producer().clone()));
@@ -290,14 +360,14 @@ impl ConfigBackingStore {
     ) -> Result<(), StorageError> {
         let topic = self.settings.topic.name.clone();
         let mut guard = self.writer.lock().await;
-        let Some(writer) = guard.as_ref() else {
+        let Some(writer) = guard.as_mut() else {
             return Err(StorageError::Io(
                 "this worker has not claimed write privileges on the config topic".into(),
             ));
         };
         let res = writer.write(&topic, &records).await;
         if let Err(e) = res {
-            if matches!(writer, ConfigWriter::Transactional(_)) {
+            if writer.is_transactional() {
                 // Java closes the fencable producer on any failure; the next claim recreates it.
                 *guard = None;
             }

@@ -67,7 +67,7 @@ pub enum StorageError {
     #[error(
         "Failed to write to config topic; this may be due to a transient error and the request can be safely retried"
     )]
-    Fenced(#[source] KafkaError),
+    Fenced(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl StorageError {
