@@ -7,6 +7,7 @@
 //!
 //! - `at-least-once`: `exactly.once.source.support=disabled` (idempotent producer, periodic offsets)
 //! - `eos poll` / `eos interval` / `eos connector`: the exactly-once runner per boundary mode
+//!   (`BENCH_BOUNDARIES`, a comma list, runs only those)
 //! - `bare rdkafka txn`: a transactional rdkafka producer doing the same batches (one
 //!   transaction per batch with one offset record), i.e. the floor for `eos poll`; with
 //!   `BENCH_BREAKDOWN=1` it also prints the round trips per transaction and their mean `rtt`
@@ -626,7 +627,13 @@ fn main() {
     }
     let mut rows = Vec::new();
     if on("eos") {
-        for b in ["poll", "interval", "connector"] {
+        // `BENCH_BOUNDARIES=interval` (a comma list): only those boundaries.
+        let boundaries =
+            std::env::var("BENCH_BOUNDARIES").unwrap_or_else(|_| "poll,interval,connector".into());
+        for b in ["poll", "interval", "connector"]
+            .into_iter()
+            .filter(|b| boundaries.split(',').any(|x| x.trim() == *b))
+        {
             rows.push((
                 b,
                 rt.block_on(worker_run(

@@ -290,6 +290,24 @@ struct PartitionQueue {
     open_bytes: usize,
 }
 
+impl PartitionQueue {
+    /// Closes the batch being filled (if it holds records): it joins the batches to send.
+    fn seal_open(&mut self) {
+        if self.open.is_empty() {
+            return;
+        }
+        // The next batch is likely as long as this one: no regrowing it record by record.
+        let next = Vec::with_capacity(self.open.len());
+        let records = std::mem::replace(&mut self.open, next);
+        self.batches.push_back(Batch {
+            records,
+            base_sequence: None,
+            encoded: None,
+        });
+        self.open_bytes = 0;
+    }
+}
+
 struct Batch {
     records: Vec<(RecordSlot, Record)>,
     /// Assigned when the batch is first sent, kept for its retries.
@@ -565,16 +583,8 @@ impl TransactionalProducer {
         }
         let batch_bytes = self.settings.batch_bytes;
         let q = self.queues.entry(tp).or_default();
-        if !q.open.is_empty() && q.open_bytes + size > batch_bytes {
-            // The next batch is likely as long as this one: no regrowing it record by record.
-            let next = Vec::with_capacity(q.open.len());
-            let records = std::mem::replace(&mut q.open, next);
-            q.batches.push_back(Batch {
-                records,
-                base_sequence: None,
-                encoded: None,
-            });
-            q.open_bytes = 0;
+        if q.open_bytes + size > batch_bytes {
+            q.seal_open();
         }
         q.open.push((slot, r));
         q.open_bytes += size;
@@ -590,16 +600,7 @@ impl TransactionalProducer {
     pub async fn flush(&mut self) -> Result<(), ProducerError> {
         self.check_usable()?;
         for q in self.queues.values_mut() {
-            if !q.open.is_empty() {
-                let next = Vec::with_capacity(q.open.len());
-                let records = std::mem::replace(&mut q.open, next);
-                q.batches.push_back(Batch {
-                    records,
-                    base_sequence: None,
-                    encoded: None,
-                });
-                q.open_bytes = 0;
-            }
+            q.seal_open();
         }
         // A new sticky partition for the next records without key.
         self.sticky.clear();

@@ -37,7 +37,7 @@
 //! open by a connector-boundary task stopped between two of its boundaries, so `read_committed`
 //! readers never wait for the broker's transaction timeout.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -54,7 +54,8 @@ use tokio::time::Instant;
 
 use super::convert::RecordConverters;
 use super::ledger::NotRetriable;
-use super::source::{ProducerRecord, convert_record, partition_key};
+use super::offsets::LatestOffsets;
+use super::source::{ProducerRecord, convert_record};
 use super::topics::ActiveTopics;
 use super::txn_producer::{Pending, ProducerChoice, TxnProducer};
 use super::{
@@ -235,14 +236,30 @@ struct Converted {
     converted: Vec<Option<ProducerRecord>>,
 }
 
-impl Converted {
-    fn append(&mut self, mut other: Converted) {
-        if self.records.is_empty() {
-            *self = other;
-        } else {
-            self.records.append(&mut other.records);
-            self.converted.append(&mut other.converted);
+/// The records of the open transaction, in order, as the polls gave them: a poll's records stay
+/// in the poll's vector (no record is moved again on its way to `commit_record`), each with its
+/// delivery (`None`: the chain dropped it) at the same index.
+#[derive(Default)]
+struct InTransaction {
+    chunks: VecDeque<(Vec<SourceRecord>, Vec<Option<Pending>>)>,
+    len: usize,
+}
+
+impl InTransaction {
+    fn push(&mut self, records: Vec<SourceRecord>, deliveries: Vec<Option<Pending>>) {
+        debug_assert_eq!(records.len(), deliveries.len());
+        if !records.is_empty() {
+            self.len += records.len();
+            self.chunks.push_back((records, deliveries));
         }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn clear(&mut self) {
+        *self = Self::default();
     }
 }
 
@@ -268,10 +285,10 @@ struct Runner {
     offsets_topic: String,
     boundaries: Arc<ConnectorBoundaries>,
     transaction_open: bool,
-    /// Records sent in the open transaction, in order (`None`: the chain dropped it).
-    in_transaction: VecDeque<(SourceRecord, Option<Pending>)>,
+    /// Records sent in the open transaction.
+    in_transaction: InTransaction,
     /// Latest offset per source partition staged for the next commit.
-    staged: BTreeMap<String, (SourcePartition, Option<SourceOffset>)>,
+    staged: LatestOffsets,
     topics: ActiveTopics,
     metrics: TaskMetrics,
 }
@@ -300,8 +317,8 @@ pub async fn run_exactly_once_source_task(
                 offsets_topic,
                 boundaries: Arc::new(ConnectorBoundaries::default()),
                 transaction_open: false,
-                in_transaction: VecDeque::new(),
-                staged: BTreeMap::new(),
+                in_transaction: InTransaction::default(),
+                staged: LatestOffsets::default(),
                 topics: ActiveTopics::new(id.clone(), status.clone()),
                 metrics: metrics::global().task(&id),
             };
@@ -473,7 +490,7 @@ impl Runner {
                 }
             };
             // The polls' records in order; a failed poll can only be the last one.
-            let mut batch = Converted::default();
+            let mut batches = Vec::with_capacity(polled.len());
             let mut retry = None;
             for p in polled {
                 match p.result {
@@ -483,7 +500,7 @@ impl Runner {
                             self.metrics.polled(p.records, p.took);
                             self.metrics.batch(p.records);
                         }
-                        batch.append(b);
+                        batches.push(b);
                     }
                     Err(e) if e.is_retriable() => retry = Some(e),
                     Err(e) => return Err(e),
@@ -491,7 +508,9 @@ impl Runner {
             }
             if let Some(e) = retry {
                 tracing::warn!(task = %self.run.id, error = %e, "retriable poll error; retrying");
-                self.send_batch(batch).await?;
+                for batch in batches {
+                    self.send_batch(batch).await?;
+                }
                 tokio::select! {
                     _ = tokio::time::sleep(backoff) => {}
                     _ = self.run.cancel.cancelled() => {}
@@ -499,8 +518,10 @@ impl Runner {
                 backoff = (backoff * 2).min(Duration::from_secs(10));
                 continue;
             }
-            let empty = batch.records.is_empty();
-            self.send_batch(batch).await?;
+            let empty = batches.iter().all(|b| b.records.is_empty());
+            for batch in batches {
+                self.send_batch(batch).await?;
+            }
             match boundary {
                 TransactionBoundary::Poll => match self.stage_commit().await? {
                     Some(entries) => committing = Some(entries),
@@ -594,20 +615,18 @@ impl Runner {
         let records = polled.as_ref().map_or(0, Vec::len);
         let keep_data = self.task.commit_record_reads_data();
         let result = polled.and_then(|mut records| {
-            let converted = records
-                .iter_mut()
-                .map(|record| {
-                    convert_record(
-                        &self.run.converters,
-                        &self.run.transforms,
-                        &self.run.connector_config.common,
-                        &self.run.id,
-                        record,
-                        keep_data,
-                        &self.metrics.errors,
-                    )
-                })
-                .collect::<Result<_, _>>()?;
+            let mut converted = Vec::with_capacity(records.len());
+            for record in &mut records {
+                converted.push(convert_record(
+                    &self.run.converters,
+                    &self.run.transforms,
+                    &self.run.connector_config.common,
+                    &self.run.id,
+                    record,
+                    keep_data,
+                    &self.metrics.errors,
+                )?);
+            }
             Ok(Converted { records, converted })
         });
         Polled {
@@ -650,32 +669,25 @@ impl Runner {
     async fn send_batch(&mut self, batch: Converted) -> Result<(), ConnectError> {
         let connector_boundaries =
             self.run.connector_config.transaction_boundary == TransactionBoundary::Connector;
-        for (record, converted) in batch.records.into_iter().zip(batch.converted) {
-            let delivery = match converted {
-                None => None,
-                Some(pr) => {
-                    if pr.topic == self.offsets_topic {
-                        return Err(ConnectError::fatal(
-                            "Source tasks may not produce to their own offsets topics when exactly-once support is enabled",
-                        ));
-                    }
-                    self.run.topic_creation.ensure(&pr.topic).await?;
-                    self.begin()?;
-                    Some(self.producer.send(pr).await?)
+        let Converted {
+            mut records,
+            converted,
+        } = batch;
+        // The deliveries of `records[..deliveries.len()]`, the records sent so far.
+        let mut deliveries = Vec::with_capacity(records.len());
+        for converted in converted {
+            let delivery = match self.send_one(converted).await {
+                Ok(d) => d,
+                Err(e) => {
+                    // The records sent before stay part of the open transaction.
+                    records.truncate(deliveries.len());
+                    self.in_transaction.push(records, deliveries);
+                    return Err(e);
                 }
             };
-            // The partition's latest offset (its map is cloned once per transaction).
-            match self.staged.entry(partition_key(&record.source_partition)) {
-                std::collections::btree_map::Entry::Occupied(mut e) => {
-                    e.get_mut().1.clone_from(&record.source_offset);
-                }
-                std::collections::btree_map::Entry::Vacant(e) => {
-                    e.insert((
-                        record.source_partition.clone(),
-                        record.source_offset.clone(),
-                    ));
-                }
-            }
+            let record = &records[deliveries.len()];
+            self.staged
+                .stage(&record.source_partition, &record.source_offset);
             let requested = connector_boundaries.then(|| {
                 let key = (
                     record.source_partition.clone(),
@@ -686,8 +698,15 @@ impl Runner {
                 let a = take_match(&mut r.abort_at, &key);
                 (c, a)
             });
-            self.in_transaction.push_back((record, delivery));
-            if let Some((commit, abort)) = requested {
+            deliveries.push(delivery);
+            if let Some((commit, abort)) = requested
+                && (commit || abort)
+            {
+                // The transaction ends at this record: the ones after it belong to the next.
+                let rest = records.split_off(deliveries.len());
+                let ended = std::mem::replace(&mut records, rest);
+                self.in_transaction
+                    .push(ended, std::mem::take(&mut deliveries));
                 match (commit, abort) {
                     (true, true) => {
                         return Err(ConnectError::fatal(
@@ -695,12 +714,30 @@ impl Runner {
                         ));
                     }
                     (true, false) => self.commit().await?,
-                    (false, true) => self.abort().await?,
-                    (false, false) => {}
+                    _ => self.abort().await?,
                 }
             }
         }
+        self.in_transaction.push(records, deliveries);
         Ok(())
+    }
+
+    /// One converted record into the open transaction (`None`: the chain dropped it).
+    async fn send_one(
+        &mut self,
+        converted: Option<ProducerRecord>,
+    ) -> Result<Option<Pending>, ConnectError> {
+        let Some(pr) = converted else {
+            return Ok(None);
+        };
+        if pr.topic == self.offsets_topic {
+            return Err(ConnectError::fatal(
+                "Source tasks may not produce to their own offsets topics when exactly-once support is enabled",
+            ));
+        }
+        self.run.topic_creation.ensure(&pr.topic).await?;
+        self.begin()?;
+        Ok(Some(self.producer.send(pr).await?))
     }
 
     /// Writes the staged offsets into the open transaction and commits it.
@@ -720,7 +757,7 @@ impl Runner {
             return Ok(None);
         }
         self.begin()?;
-        let entries: Vec<_> = std::mem::take(&mut self.staged).into_values().collect();
+        let entries = self.staged.take();
         let records = offset_records(&self.run.id.connector, &entries)
             .map_err(|e| fail(&self.run.id, "failed to serialize offsets", e))?;
         for (key, value) in &records {
@@ -757,16 +794,19 @@ impl Runner {
             self.stats_logged_at = Instant::now();
         }
         // Every record of the transaction is acknowledged once the commit returned.
-        while let Some((record, pending)) = self.in_transaction.pop_front() {
-            let metadata = match pending {
-                Some(p) => Some(self.producer.landed(p).await?),
-                None => None,
-            };
-            if let Some(m) = &metadata {
-                self.topics.record(&m.topic);
+        let committed = std::mem::take(&mut self.in_transaction);
+        for (records, deliveries) in committed.chunks {
+            for (record, pending) in records.iter().zip(deliveries) {
+                let metadata = match pending {
+                    Some(p) => Some(self.producer.landed(p).await?),
+                    None => None,
+                };
+                if let Some(m) = &metadata {
+                    self.topics.record(&m.topic);
+                }
+                self.metrics.source_done(1, usize::from(metadata.is_some()));
+                self.task.commit_record(record, metadata.as_ref())?;
             }
-            self.metrics.source_done(1, usize::from(metadata.is_some()));
-            self.task.commit_record(&record, metadata.as_ref())?;
         }
         self.task.commit().await?;
         // The global offsets topic gets a copy, outside the transaction, as in Connect.

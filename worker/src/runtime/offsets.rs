@@ -28,3 +28,79 @@ impl SourceOffsetBackend for ConnectorOffsetBackingStore {
             .map_err(|e| e.to_string())
     }
 }
+
+/// The latest source offset per source partition among the records a task handed over since the
+/// last offset write (the at-least-once flush or the exactly-once commit), in the order of the
+/// partitions' keys (their JSON form). Tasks give many records of one partition in a row: a
+/// record of the same partition as the one before updates its entry without serializing the
+/// partition again.
+#[derive(Default)]
+pub(crate) struct LatestOffsets {
+    entries: std::collections::BTreeMap<String, (SourcePartition, Option<SourceOffset>)>,
+    /// The key of the partition staged last.
+    last: Option<String>,
+}
+
+impl LatestOffsets {
+    pub fn stage(&mut self, partition: &SourcePartition, offset: &Option<SourceOffset>) {
+        if let Some(last) = &self.last
+            && let Some(entry) = self.entries.get_mut(last)
+            && entry.0 == *partition
+        {
+            entry.1.clone_from(offset);
+            return;
+        }
+        let key = partition_key(partition);
+        self.entries
+            .insert(key.clone(), (partition.clone(), offset.clone()));
+        self.last = Some(key);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The staged offsets, leaving none.
+    pub fn take(&mut self) -> Vec<(SourcePartition, Option<SourceOffset>)> {
+        self.last = None;
+        std::mem::take(&mut self.entries).into_values().collect()
+    }
+
+    pub fn clear(&mut self) {
+        self.last = None;
+        self.entries.clear();
+    }
+}
+
+/// A source partition's key among the staged offsets: its JSON form.
+pub(crate) fn partition_key(p: &SourcePartition) -> String {
+    serde_json::to_string(p).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn map(v: serde_json::Value) -> SourcePartition {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn the_latest_offset_of_each_partition_in_key_order() {
+        let mut o = LatestOffsets::default();
+        let (a, b) = (map(json!({"p": "a"})), map(json!({"p": "b"})));
+        o.stage(&b, &Some(map(json!({"n": 1}))));
+        o.stage(&b, &Some(map(json!({"n": 2}))));
+        o.stage(&a, &Some(map(json!({"n": 7}))));
+        o.stage(&b, &None);
+        o.stage(&a, &Some(map(json!({"n": 8}))));
+        assert_eq!(
+            o.take(),
+            vec![(a, Some(map(json!({"n": 8})))), (b.clone(), None)]
+        );
+        assert!(o.is_empty());
+        o.stage(&b, &Some(map(json!({"n": 3}))));
+        assert_eq!(o.take(), vec![(b, Some(map(json!({"n": 3}))))]);
+    }
+}

@@ -23,7 +23,7 @@
 //! an offset write error fails the task: it is reported FAILED with the error chain as `trace`
 //! and `stop` is called. A failed task never writes offsets past what was acknowledged.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,8 +32,7 @@ use connect_api::connector::RecordMetadata;
 use connect_api::data::{Schema, Value};
 use connect_api::record::Headers;
 use connect_api::{
-    CancellationToken, ConfigMap, ConnectError, SourceOffset, SourcePartition, SourceRecord,
-    SourceTask, SourceTaskContext,
+    CancellationToken, ConfigMap, ConnectError, SourceRecord, SourceTask, SourceTaskContext,
 };
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{Header, OwnedHeaders};
@@ -44,6 +43,7 @@ use tokio::time::Instant;
 use connect_transforms::{TransformChain, TransformError};
 
 use super::convert::{RecordConverters, conversion_error};
+use super::offsets::LatestOffsets;
 use super::topic_creation::{TopicCreator, is_unknown_topic, unknown_topic_message};
 use super::topics::ActiveTopics;
 use super::{
@@ -293,11 +293,6 @@ fn delivery_result(
     }
 }
 
-/// Source partitions are JSON maps; this is their identity for "latest offset per partition".
-pub(crate) fn partition_key(p: &SourcePartition) -> String {
-    serde_json::to_string(p).unwrap_or_default()
-}
-
 /// A record of the task's batch and its delivery (`None`: the chain dropped it).
 pub(crate) struct Sent {
     pub record: SourceRecord,
@@ -309,7 +304,7 @@ struct Runner {
     task: Box<dyn SourceTask>,
     in_flight: VecDeque<Sent>,
     /// Latest offset per source partition among records sent since the last offset flush.
-    pending_offsets: BTreeMap<String, (SourcePartition, Option<SourceOffset>)>,
+    pending_offsets: LatestOffsets,
     topics: ActiveTopics,
     metrics: TaskMetrics,
 }
@@ -359,9 +354,7 @@ impl Runner {
         if self.pending_offsets.is_empty() {
             return Ok(());
         }
-        let offsets: Vec<_> = std::mem::take(&mut self.pending_offsets)
-            .into_values()
-            .collect();
+        let offsets = self.pending_offsets.take();
         let n = offsets.len();
         let started = std::time::Instant::now();
         let written = self
@@ -410,13 +403,8 @@ impl Runner {
                     }
                 },
             };
-            self.pending_offsets.insert(
-                partition_key(&record.source_partition),
-                (
-                    record.source_partition.clone(),
-                    record.source_offset.clone(),
-                ),
-            );
+            self.pending_offsets
+                .stage(&record.source_partition, &record.source_offset);
             self.in_flight.push_back(Sent { record, delivery });
         }
         self.complete_ready().await
@@ -433,7 +421,7 @@ pub async fn run_source_task(run: SourceTaskRun, task: Box<dyn SourceTask>) {
         run,
         task,
         in_flight: VecDeque::new(),
-        pending_offsets: BTreeMap::new(),
+        pending_offsets: LatestOffsets::default(),
         topics,
         metrics: metrics::global().task(&id),
     };

@@ -14,6 +14,8 @@ pub struct ActiveTopics {
     id: ConnectorTaskId,
     status: Arc<dyn TaskStatusListener>,
     seen: HashSet<String>,
+    /// The topic recorded last: a task's records mostly go to one topic in a row.
+    last: Option<String>,
 }
 
 impl ActiveTopics {
@@ -22,13 +24,21 @@ impl ActiveTopics {
             id,
             status,
             seen: HashSet::new(),
+            last: None,
         }
     }
 
     pub fn record(&mut self, topic: &str) {
+        if self.last.as_deref() == Some(topic) {
+            return;
+        }
         if !self.seen.contains(topic) {
             self.seen.insert(topic.to_owned());
             self.status.on_topic_used(&self.id, topic);
+        }
+        match &mut self.last {
+            Some(last) => topic.clone_into(last),
+            None => self.last = Some(topic.to_owned()),
         }
     }
 }
