@@ -278,6 +278,15 @@ pub struct Landed {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecordSlot(usize);
 
+impl RecordSlot {
+    /// The slot of the transaction's `n`-th record (from 0): the records sent since `begin`,
+    /// by [`TransactionalProducer::send`] or [`TransactionalProducer::send_all`], are numbered
+    /// in the order they were given.
+    pub fn nth(n: usize) -> Self {
+        RecordSlot(n)
+    }
+}
+
 type Tp = (String, i32);
 
 /// Records of one partition not yet acknowledged, in order.
@@ -296,8 +305,9 @@ impl PartitionQueue {
         if self.open.is_empty() {
             return;
         }
-        // The next batch is likely as long as this one: no regrowing it record by record.
-        let next = Vec::with_capacity(self.open.len());
+        // The next batch is likely as long as the longest before: no regrowing it record by
+        // record (a batch is bounded by the batch size).
+        let next = Vec::with_capacity(self.open.capacity());
         let records = std::mem::replace(&mut self.open, next);
         self.batches.push_back(Batch {
             records,
@@ -520,13 +530,57 @@ impl TransactionalProducer {
     }
 
     /// Adds a record to the open transaction; it is sent by the next flush (or earlier, when
-    /// its partition's batch is full and [`Self::send_ready`] runs).
+    /// its partition's batch is full and [`Self::send_ready`] runs). Its slot is the record's
+    /// place among the transaction's records ([`RecordSlot::nth`]).
     pub async fn send(&mut self, record: OutRecord) -> Result<RecordSlot, ProducerError> {
         self.check_usable()?;
+        let partitions = self.partition_count(&record.topic).await?;
+        self.append(record, partitions, now_ms())
+    }
+
+    /// [`Self::send`] of each of `records`, in order, with one reading of the clock for the
+    /// records without a timestamp (Java's producer stamps a record when it is sent: these are
+    /// sent together). On an error, the records before the failed one are in the transaction,
+    /// the failed one's topic is given with the error, and the rest are dropped.
+    pub async fn send_all(
+        &mut self,
+        records: Vec<OutRecord>,
+    ) -> Result<(), (String, ProducerError)> {
+        self.check_usable().map_err(|e| (String::new(), e))?;
+        let now = now_ms();
+        // Records of one poll go mostly to one topic: its partition count is looked up once.
+        let mut known: Option<(String, i32)> = None;
+        for record in records {
+            let partitions = match &known {
+                Some((topic, n)) if *topic == record.topic => *n,
+                _ => {
+                    let n = match self.partition_count(&record.topic).await {
+                        Ok(n) => n,
+                        Err(e) => return Err((record.topic, e)),
+                    };
+                    known = Some((record.topic.clone(), n));
+                    n
+                }
+            };
+            self.append(record, partitions, now).map_err(|e| {
+                let topic = known.as_ref().map(|(t, _)| t.clone());
+                (topic.unwrap_or_default(), e)
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Adds `record` to its partition's open batch (`partitions`: its topic's partition count;
+    /// `now`: the timestamp of a record without one).
+    fn append(
+        &mut self,
+        record: OutRecord,
+        partitions: i32,
+        now: i64,
+    ) -> Result<RecordSlot, ProducerError> {
         if !self.open {
             return Err(ProducerError::Fatal("no transaction is open".to_owned()));
         }
-        let partitions = self.partition_count(&record.topic).await?;
         let partition = match record.partition {
             Some(p) if p >= 0 && p < partitions => p,
             Some(p) => {
@@ -537,15 +591,18 @@ impl TransactionalProducer {
             }
             None => match &record.key {
                 Some(k) => partition_for_key(k, partitions),
-                None => *self
-                    .sticky
-                    .entry(record.topic.clone())
-                    .or_insert_with(|| rand::random_range(0..partitions)),
+                None => match self.sticky.get(&record.topic) {
+                    Some(p) => *p,
+                    None => *self
+                        .sticky
+                        .entry(record.topic.clone())
+                        .or_insert_with(|| rand::random_range(0..partitions)),
+                },
             },
         };
         let slot = RecordSlot(self.landed.len());
         self.landed.push(None);
-        let timestamp = record.timestamp.unwrap_or_else(now_ms);
+        let timestamp = record.timestamp.unwrap_or(now);
         let size = record.key.as_ref().map_or(0, Vec::len)
             + record.value.as_ref().map_or(0, Vec::len)
             + record
@@ -608,9 +665,9 @@ impl TransactionalProducer {
         let mut backoff = Duration::from_millis(5);
         let mut last_retry = String::new();
         loop {
+            // The partitions' queues (and their batches' capacity) stay until the transaction
+            // ends: the next records of the transaction likely go to the same partitions.
             if self.queues.values().all(|q| q.batches.is_empty()) {
-                self.queues
-                    .retain(|_, q| !q.batches.is_empty() || !q.open.is_empty());
                 return Ok(());
             }
             if Instant::now() >= deadline {

@@ -57,10 +57,11 @@ use super::ledger::NotRetriable;
 use super::offsets::LatestOffsets;
 use super::source::{ProducerRecord, convert_record};
 use super::topics::ActiveTopics;
-use super::txn_producer::{Pending, ProducerChoice, TxnProducer};
+use super::txn_producer::{Pending, ProducerChoice, SendPipe, TxnProducer};
 use super::{
     BackendOffsetReader, ConnectorTaskId, SourceOffsetBackend, TaskStatusListener, TokioTimer,
 };
+use crate::cluster::producer::RecordSlot;
 use crate::metrics::{self, TaskMetrics};
 use crate::storage::ConnectorOffsetBackingStore;
 use crate::storage::offsets::offset_records;
@@ -261,7 +262,18 @@ impl InTransaction {
     fn clear(&mut self) {
         *self = Self::default();
     }
+
+    /// Drops the records: on a blocking thread when they are many, so that the task's thread
+    /// polls again instead of freeing them (about a tenth of its time in a profile).
+    fn free(self) {
+        if self.len >= FREE_ELSEWHERE {
+            tokio::task::spawn_blocking(move || drop(self));
+        }
+    }
 }
+
+/// From how many records a committed transaction's records are freed off the task's thread.
+const FREE_ELSEWHERE: usize = 1000;
 
 /// One poll: its records converted (or the poll's or a conversion's error), how many records
 /// the task gave, and how long the poll took.
@@ -291,6 +303,12 @@ struct Runner {
     staged: LatestOffsets,
     topics: ActiveTopics,
     metrics: TaskMetrics,
+    /// Interval boundary on the native producer: the open transaction's records go to the
+    /// producer through a [`SendPipe`], sent on a tokio task of its own while the task polls.
+    pipelined: bool,
+    pipe: Option<SendPipe>,
+    /// Records handed to the producer in the open transaction (the next one's [`RecordSlot`]).
+    sent_in_transaction: usize,
 }
 
 /// Runs an exactly-once source task until cancelled or failed; always ends with the task
@@ -308,6 +326,9 @@ pub async fn run_exactly_once_source_task(
         Err(_) if run.cancel.is_cancelled() => Ok(()),
         Err(e) => Err(e),
         Ok((producer, offsets_topic)) => {
+            let pipelined = run.connector_config.transaction_boundary
+                == TransactionBoundary::Interval
+                && matches!(producer, TxnProducer::Native(_));
             let mut runner = Runner {
                 stats: TransactionStats::default(),
                 stats_logged_at: Instant::now(),
@@ -321,6 +342,9 @@ pub async fn run_exactly_once_source_task(
                 staged: LatestOffsets::default(),
                 topics: ActiveTopics::new(id.clone(), status.clone()),
                 metrics: metrics::global().task(&id),
+                pipelined,
+                pipe: None,
+                sent_in_transaction: 0,
             };
             let outcome = runner.execute().await;
             // Failed, or stopped between two of the connector's boundaries: abort what is
@@ -660,6 +684,7 @@ impl Runner {
                 .begin()
                 .map_err(|e| fail(&self.run.id, "failed to begin a transaction", e))?;
             self.transaction_open = true;
+            self.sent_in_transaction = 0;
         }
         Ok(())
     }
@@ -667,6 +692,9 @@ impl Runner {
     /// Sends converted records (in order) into the open transaction, honouring a
     /// connector-defined boundary at any of them.
     async fn send_batch(&mut self, batch: Converted) -> Result<(), ConnectError> {
+        if self.pipelined {
+            return self.pipe_batch(batch).await;
+        }
         let connector_boundaries =
             self.run.connector_config.transaction_boundary == TransactionBoundary::Connector;
         let Converted {
@@ -722,6 +750,84 @@ impl Runner {
         Ok(())
     }
 
+    /// [`Self::send_batch`] through the [`SendPipe`] (interval boundary, native producer): the
+    /// records go to the producer in one hand-over, and are sent while the task polls again.
+    async fn pipe_batch(&mut self, batch: Converted) -> Result<(), ConnectError> {
+        let Converted { records, converted } = batch;
+        let mut deliveries = Vec::with_capacity(records.len());
+        let mut out = Vec::with_capacity(records.len());
+        let mut failed = None;
+        for (record, converted) in records.iter().zip(converted) {
+            let delivery = match converted {
+                None => None,
+                Some(pr) => match self.admit(&pr.topic).await {
+                    Ok(()) => {
+                        let slot = RecordSlot::nth(self.sent_in_transaction);
+                        self.sent_in_transaction += 1;
+                        let topic = pr.topic.clone();
+                        out.push(pr);
+                        Some(Pending::Native { topic, slot })
+                    }
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                },
+            };
+            self.staged
+                .stage(&record.source_partition, &record.source_offset);
+            deliveries.push(delivery);
+        }
+        let mut records = records;
+        // After a failure the records before it stay part of the open transaction.
+        records.truncate(deliveries.len());
+        self.in_transaction.push(records, deliveries);
+        if !out.is_empty() {
+            if self.pipe.is_none() {
+                self.pipe = self.producer.spawn_pipe();
+            }
+            let handed = match &self.pipe {
+                Some(pipe) => pipe.send(out).await && !pipe.has_failed(),
+                None => {
+                    return Err(fail(
+                        &self.run.id,
+                        "Failed to send records",
+                        "the transactional producer is not available",
+                    ));
+                }
+            };
+            if !handed {
+                self.settle().await?;
+            }
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Waits until every record handed to the [`SendPipe`] is acknowledged, and takes the
+    /// producer back (for the commit, an abort, or a pause).
+    async fn settle(&mut self) -> Result<(), ConnectError> {
+        let Some(pipe) = self.pipe.take() else {
+            return Ok(());
+        };
+        let (producer, result) = pipe.close().await;
+        self.producer = producer;
+        result.map_err(|e| fail(&self.run.id, "Failed to send records", e))
+    }
+
+    /// Checks a converted record's topic and opens the transaction for it.
+    async fn admit(&mut self, topic: &str) -> Result<(), ConnectError> {
+        if topic == self.offsets_topic {
+            return Err(ConnectError::fatal(
+                "Source tasks may not produce to their own offsets topics when exactly-once support is enabled",
+            ));
+        }
+        self.run.topic_creation.ensure(topic).await?;
+        self.begin()
+    }
+
     /// One converted record into the open transaction (`None`: the chain dropped it).
     async fn send_one(
         &mut self,
@@ -730,13 +836,7 @@ impl Runner {
         let Some(pr) = converted else {
             return Ok(None);
         };
-        if pr.topic == self.offsets_topic {
-            return Err(ConnectError::fatal(
-                "Source tasks may not produce to their own offsets topics when exactly-once support is enabled",
-            ));
-        }
-        self.run.topic_creation.ensure(&pr.topic).await?;
-        self.begin()?;
+        self.admit(&pr.topic).await?;
         Ok(Some(self.producer.send(pr).await?))
     }
 
@@ -753,6 +853,7 @@ impl Runner {
     /// The first half of a commit: the staged offsets written into the open transaction.
     /// `None`: nothing to commit.
     async fn stage_commit(&mut self) -> Result<Option<StagedOffsets>, ConnectError> {
+        self.settle().await?;
         if self.staged.is_empty() && !self.transaction_open {
             return Ok(None);
         }
@@ -794,9 +895,9 @@ impl Runner {
             self.stats_logged_at = Instant::now();
         }
         // Every record of the transaction is acknowledged once the commit returned.
-        let committed = std::mem::take(&mut self.in_transaction);
-        for (records, deliveries) in committed.chunks {
-            for (record, pending) in records.iter().zip(deliveries) {
+        let mut committed = std::mem::take(&mut self.in_transaction);
+        for (records, deliveries) in &mut committed.chunks {
+            for (record, pending) in records.iter().zip(deliveries.drain(..)) {
                 let metadata = match pending {
                     Some(p) => Some(self.producer.landed(p).await?),
                     None => None,
@@ -808,6 +909,7 @@ impl Runner {
                 self.task.commit_record(record, metadata.as_ref())?;
             }
         }
+        committed.free();
         self.task.commit().await?;
         // The global offsets topic gets a copy, outside the transaction, as in Connect.
         if let Some(secondary) = self.run.offsets.secondary()
@@ -824,6 +926,10 @@ impl Runner {
     async fn abort_open_transaction(&mut self, outcome: &Result<(), ConnectError>) {
         if !self.transaction_open {
             return;
+        }
+        // Records still being sent are settled first (an error there is the task's already).
+        if let Err(e) = self.settle().await {
+            tracing::debug!(task = %self.run.id, error = %e, "sending the open transaction's records failed");
         }
         let records = self.in_transaction.len();
         let aborted = self.producer.abort(ABORT_ON_EXIT_TIMEOUT).await;

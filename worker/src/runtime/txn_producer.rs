@@ -55,6 +55,51 @@ pub(crate) type SpawnedFlush = tokio::task::JoinHandle<(TxnProducer, Result<(), 
 
 const FLUSHING: &str = "the transactional producer is flushing";
 
+/// How many polls' records a [`SendPipe`] holds before its sender waits.
+const PIPE_DEPTH: usize = 8;
+
+/// Records into the open transaction of a producer sending on its own tokio task
+/// ([`TxnProducer::spawn_pipe`]).
+pub(crate) struct SendPipe {
+    tx: tokio::sync::mpsc::Sender<Vec<OutRecord>>,
+    task: SpawnedFlush,
+}
+
+impl SendPipe {
+    /// Hands `records` (in order, after those handed before) to the producer; the `n`-th
+    /// record of the transaction lands at [`RecordSlot::nth`]`(n)`. Waits while the producer
+    /// holds [`PIPE_DEPTH`] polls' records. `false`: the producer stopped on an error, which
+    /// [`Self::close`] gives.
+    pub async fn send(&self, records: Vec<OutRecord>) -> bool {
+        self.tx.send(records).await.is_ok()
+    }
+
+    /// Whether the producer stopped (an error) before being closed.
+    pub fn has_failed(&self) -> bool {
+        self.task.is_finished()
+    }
+
+    /// Waits until every record handed over is acknowledged; the producer, to put back, and
+    /// the first error.
+    pub async fn close(self) -> (TxnProducer, Result<(), String>) {
+        drop(self.tx);
+        match self.task.await {
+            Ok(done) => done,
+            Err(e) => (
+                TxnProducer::Flushing,
+                Err(format!("the producer's send task failed: {e}")),
+            ),
+        }
+    }
+}
+
+/// [`TransactionalProducer::send_all`], its error worded as a task's.
+async fn append_all(p: &mut TransactionalProducer, records: Vec<OutRecord>) -> Result<(), String> {
+    p.send_all(records)
+        .await
+        .map_err(|(topic, e)| producer_error(&topic, e).to_string())
+}
+
 /// A record handed to the producer, until its transaction is committed.
 pub(crate) enum Pending {
     Native { topic: String, slot: RecordSlot },
@@ -124,6 +169,50 @@ impl TxnProducer {
             let flushed = producer.flush().await;
             (producer, flushed)
         }))
+    }
+
+    /// The native producer with an open transaction on a tokio task of its own, taking
+    /// records through a [`SendPipe`] and sending them while the caller polls and converts the
+    /// next ones: `self` is [`TxnProducer::Flushing`] until [`SendPipe::close`] gives the
+    /// producer back. `None` for librdkafka's producer (it sends from its own threads) or with
+    /// no open transaction.
+    pub fn spawn_pipe(&mut self) -> Option<SendPipe> {
+        if !matches!(self, TxnProducer::Native(p) if p.is_open()) {
+            return None;
+        }
+        let TxnProducer::Native(mut p) = std::mem::replace(self, TxnProducer::Flushing) else {
+            unreachable!("checked above")
+        };
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<OutRecord>>(PIPE_DEPTH);
+        let task = tokio::spawn(async move {
+            let result = async {
+                let mut closed = false;
+                loop {
+                    // Every poll's records given meanwhile go into the next produce requests.
+                    loop {
+                        match rx.try_recv() {
+                            Ok(records) => append_all(&mut p, records).await?,
+                            Err(tokio::sync::mpsc::error::TryRecvError::Empty) => break,
+                            Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => {
+                                closed = true;
+                                break;
+                            }
+                        }
+                    }
+                    p.flush().await.map_err(|e| e.to_string())?;
+                    if closed {
+                        return Ok(());
+                    }
+                    match rx.recv().await {
+                        Some(records) => append_all(&mut p, records).await?,
+                        None => closed = true,
+                    }
+                }
+            }
+            .await;
+            (TxnProducer::Native(p), result)
+        });
+        Some(SendPipe { tx, task })
     }
 
     /// Adds a record to the open transaction.
