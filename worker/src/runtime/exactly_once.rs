@@ -757,7 +757,7 @@ impl Runner {
         let mut deliveries = Vec::with_capacity(records.len());
         let mut out = Vec::with_capacity(records.len());
         let mut failed = None;
-        for (record, converted) in records.iter().zip(converted) {
+        for converted in converted {
             let delivery = match converted {
                 None => None,
                 Some(pr) => match self.admit(&pr.topic).await {
@@ -774,13 +774,12 @@ impl Runner {
                     }
                 },
             };
-            self.staged
-                .stage(&record.source_partition, &record.source_offset);
             deliveries.push(delivery);
         }
         let mut records = records;
         // After a failure the records before it stay part of the open transaction.
         records.truncate(deliveries.len());
+        self.staged.stage_all(&records);
         self.in_transaction.push(records, deliveries);
         if !out.is_empty() {
             if self.pipe.is_none() {

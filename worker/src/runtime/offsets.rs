@@ -1,7 +1,7 @@
 //! Source tasks read and write offsets through the offsets topic store.
 
 use async_trait::async_trait;
-use connect_api::{SourceOffset, SourcePartition};
+use connect_api::{SourceOffset, SourcePartition, SourceRecord};
 
 use super::SourceOffsetBackend;
 use crate::storage::ConnectorOffsetBackingStore;
@@ -45,7 +45,7 @@ impl LatestOffsets {
     pub fn stage(&mut self, partition: &SourcePartition, offset: &Option<SourceOffset>) {
         if let Some(last) = &self.last
             && let Some(entry) = self.entries.get_mut(last)
-            && entry.0 == *partition
+            && same_partition(&entry.0, partition)
         {
             entry.1.clone_from(offset);
             return;
@@ -54,6 +54,19 @@ impl LatestOffsets {
         self.entries
             .insert(key.clone(), (partition.clone(), offset.clone()));
         self.last = Some(key);
+    }
+
+    /// [`Self::stage`] of each record in order: of a run of records of one source partition,
+    /// only the last one's offset is staged (and copied).
+    pub fn stage_all(&mut self, records: &[SourceRecord]) {
+        for (i, record) in records.iter().enumerate() {
+            if let Some(next) = records.get(i + 1)
+                && same_partition(&next.source_partition, &record.source_partition)
+            {
+                continue;
+            }
+            self.stage(&record.source_partition, &record.source_offset);
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -70,6 +83,12 @@ impl LatestOffsets {
         self.last = None;
         self.entries.clear();
     }
+}
+
+/// Whether two source partitions are equal; most often they are the same map built the same
+/// way, which is compared entry by entry in order, without hashing its keys.
+fn same_partition(a: &SourcePartition, b: &SourcePartition) -> bool {
+    a.len() == b.len() && (a.iter().eq(b.iter()) || a == b)
 }
 
 /// A source partition's key among the staged offsets: its JSON form.
@@ -102,5 +121,42 @@ mod tests {
         assert!(o.is_empty());
         o.stage(&b, &Some(map(json!({"n": 3}))));
         assert_eq!(o.take(), vec![(b, Some(map(json!({"n": 3}))))]);
+    }
+
+    #[test]
+    fn staging_records_together_keeps_the_latest_offset_of_each_partition() {
+        let record = |p: &SourcePartition, n: i64| {
+            SourceRecord::new(
+                p.clone(),
+                map(json!({"n": n})),
+                "t",
+                None,
+                connect_api::Value::Null,
+            )
+        };
+        let a = map(json!({"p": "a", "q": 1}));
+        // The same partition with its keys in another order.
+        let a2 = map(json!({"q": 1, "p": "a"}));
+        let b = map(json!({"p": "b"}));
+        let records = [
+            record(&a, 1),
+            record(&a, 2),
+            record(&b, 3),
+            record(&a2, 4),
+            record(&b, 5),
+            record(&b, 6),
+        ];
+        let mut together = LatestOffsets::default();
+        together.stage_all(&records);
+        let mut one_by_one = LatestOffsets::default();
+        for r in &records {
+            one_by_one.stage(&r.source_partition, &r.source_offset);
+        }
+        let expected = vec![
+            (a.clone(), Some(map(json!({"n": 4})))),
+            (b.clone(), Some(map(json!({"n": 6})))),
+        ];
+        assert_eq!(together.take(), expected);
+        assert_eq!(one_by_one.take(), expected);
     }
 }
