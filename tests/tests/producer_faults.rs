@@ -345,6 +345,18 @@ async fn cut_connections_mid_transaction_lose_and_duplicate_nothing() {
 /// `read_committed` sees every seqno exactly once, in order.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_tasks_connections_cut_mid_commit_lose_and_duplicate_nothing() {
+    task_connections_cut("poll").await;
+}
+
+/// The same with 200 ms interval boundaries: the task's records go to the producer through its
+/// send pipe (sent on a tokio task of its own while the task polls), so the cuts land while
+/// several polls' records are being sent.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tasks_connections_cut_with_interval_boundaries_lose_and_duplicate_nothing() {
+    task_connections_cut("interval").await;
+}
+
+async fn task_connections_cut(boundary: &str) {
     use connect_tests::worker::{ClusterSpec, create_connector};
     let proxy = Proxy::to_first_broker().await;
     let spec = ClusterSpec::new("faults-task")
@@ -364,7 +376,8 @@ async fn a_tasks_connections_cut_mid_commit_lose_and_duplicate_nothing() {
             "throughput": "1500",
             "batch.size": "50",
             "max.records": n.to_string(),
-            "transaction.boundary": "poll",
+            "transaction.boundary": boundary,
+            "transaction.boundary.interval.ms": "200",
             "producer.override.bootstrap.servers": format!("127.0.0.1:{}", proxy.port),
             "producer.override.request.timeout.ms": "5000",
         }),
