@@ -229,6 +229,35 @@ impl TransactionStats {
 /// The offsets a commit writes, per source partition.
 type StagedOffsets = Vec<(SourcePartition, Option<SourceOffset>)>;
 
+/// A commit's first half ([`Runner::stage_commit`]): the offsets it writes, and their records
+/// for the offsets topic.
+struct StagedCommit {
+    entries: StagedOffsets,
+    records: Vec<crate::storage::log::RawRecord>,
+}
+
+/// A commit's second half, which runs while the task polls (it borrows neither the task nor
+/// the runner): settles the records handed to `pipe` (taking the producer back into
+/// `producer`), adds the offsets records to the transaction and commits it.
+async fn send_offsets_and_commit(
+    pipe: Option<SendPipe>,
+    producer: &mut TxnProducer,
+    offsets_topic: &str,
+    offsets: &[crate::storage::log::RawRecord],
+) -> Result<(), String> {
+    if let Some(pipe) = pipe {
+        let (back, sent) = pipe.close().await;
+        *producer = back;
+        sent?;
+    }
+    for (key, value) in offsets {
+        producer
+            .send_offset(offsets_topic, key, value.as_deref())
+            .await?;
+    }
+    producer.commit().await
+}
+
 /// What one `poll` of the task gave.
 type PollResult = Result<Vec<SourceRecord>, ConnectError>;
 
@@ -456,14 +485,12 @@ impl Runner {
         let mut backoff = Duration::from_millis(100);
         // Poll and interval boundaries: the transaction just ended, staged and committing while
         // the task polls its next batch (that batch is sent only once the commit ended).
-        let mut committing: Option<StagedOffsets> = None;
+        let mut committing: Option<StagedCommit> = None;
         while !self.run.cancel.is_cancelled() {
             if *self.run.paused.borrow()
-                && let Some(entries) = committing.take()
+                && let Some(staged) = committing.take()
             {
-                let started = std::time::Instant::now();
-                let committed = self.producer.commit().await;
-                self.finish_commit(entries, started, committed).await?;
+                self.complete_commit(staged).await?;
             }
             if *self.run.paused.borrow() {
                 // No transaction may hang open while paused.
@@ -479,32 +506,60 @@ impl Runner {
                 self.run.status.on_running(&self.run.id);
                 continue;
             }
-            let polled_at = std::time::Instant::now();
             // While the task polls, the records it gave before go to the brokers (the native
             // producer sends nothing by itself): an open transaction's records are written
             // while it is open, as Java's producer does, and never pile up until the commit.
             let polled = match committing.take() {
-                Some(entries) => {
+                Some(staged) => {
                     let started = std::time::Instant::now();
-                    // A failed commit fails the task at once, not when the poll returns.
-                    let (polled, committed) = {
-                        let mut poll = std::pin::pin!(self.task.poll());
-                        let mut commit = std::pin::pin!(self.producer.commit());
-                        let mut polled = None;
-                        let committed = loop {
-                            tokio::select! {
-                                c = &mut commit => break c,
-                                p = &mut poll, if polled.is_none() => polled = Some(p),
+                    // The poll boundary's next transaction is one poll; under the interval
+                    // boundary the task keeps polling (at most 8 polls) until the commit ended.
+                    let max_polls = match boundary {
+                        TransactionBoundary::Poll => 1,
+                        _ => MAX_POLLS_WHILE_SENDING,
+                    };
+                    let (polls, committed) = {
+                        let mut commit = std::pin::pin!(send_offsets_and_commit(
+                            self.pipe.take(),
+                            &mut self.producer,
+                            &self.offsets_topic,
+                            &staged.records,
+                        ));
+                        let mut polls = Vec::new();
+                        let mut ended = None;
+                        let committed = 'commit: loop {
+                            let poll_started = std::time::Instant::now();
+                            let mut poll = std::pin::pin!(self.task.poll());
+                            let polled = loop {
+                                tokio::select! {
+                                    c = &mut commit, if ended.is_none() => {
+                                        // A failed commit fails the task at once, not when
+                                        // the poll returns.
+                                        if c.is_err() {
+                                            break 'commit c;
+                                        }
+                                        ended = Some(c);
+                                    }
+                                    p = &mut poll => break p,
+                                }
+                            };
+                            let more = matches!(&polled, Ok(b) if !b.is_empty());
+                            polls.push((polled, poll_started.elapsed()));
+                            if let Some(c) = ended.take() {
+                                break c;
+                            }
+                            if !more || polls.len() >= max_polls {
+                                break (&mut commit).await;
                             }
                         };
-                        match (committed.is_ok(), polled) {
-                            (true, None) => (Some(poll.await), committed),
-                            (_, polled) => (polled, committed),
-                        }
+                        (polls, committed)
                     };
-                    self.finish_commit(entries, started, committed).await?;
-                    let polled = polled.expect("the poll ended: the commit succeeded");
-                    vec![self.converted(polled, polled_at.elapsed())]
+                    self.finish_commit(staged.entries, started, committed)
+                        .await?;
+                    polls
+                        .into_iter()
+                        .map(|(polled, took)| self.converted(polled, took))
+                        .collect()
                 }
                 None => {
                     // A poll boundary makes each poll its own transaction: one poll.
@@ -551,14 +606,14 @@ impl Runner {
                 self.send_batch(batch).await?;
             }
             match boundary {
-                TransactionBoundary::Poll => match self.stage_commit().await? {
-                    Some(entries) => committing = Some(entries),
+                TransactionBoundary::Poll => match self.stage_commit()? {
+                    Some(staged) => committing = Some(staged),
                     None => self.task.commit().await?,
                 },
                 TransactionBoundary::Interval => {
                     if Instant::now() >= next_commit {
-                        match self.stage_commit().await? {
-                            Some(entries) => committing = Some(entries),
+                        match self.stage_commit()? {
+                            Some(staged) => committing = Some(staged),
                             None => self.task.commit().await?,
                         }
                         next_commit = Instant::now() + interval;
@@ -573,10 +628,8 @@ impl Runner {
                 }
             }
         }
-        if let Some(entries) = committing.take() {
-            let started = std::time::Instant::now();
-            let committed = self.producer.commit().await;
-            self.finish_commit(entries, started, committed).await?;
+        if let Some(staged) = committing.take() {
+            self.complete_commit(staged).await?;
         }
         // A graceful stop ends with a final commit, except for connector-defined boundaries
         // where only a pending batch-level request is honoured.
@@ -845,32 +898,38 @@ impl Runner {
 
     /// Writes the staged offsets into the open transaction and commits it.
     async fn commit(&mut self) -> Result<(), ConnectError> {
-        let Some(entries) = self.stage_commit().await? else {
-            return self.task.commit().await;
-        };
-        let started = std::time::Instant::now();
-        let committed = self.producer.commit().await;
-        self.finish_commit(entries, started, committed).await
+        match self.stage_commit()? {
+            Some(staged) => self.complete_commit(staged).await,
+            None => self.task.commit().await,
+        }
     }
 
-    /// The first half of a commit: the staged offsets written into the open transaction.
-    /// `None`: nothing to commit.
-    async fn stage_commit(&mut self) -> Result<Option<StagedOffsets>, ConnectError> {
-        self.settle().await?;
+    /// The first half of a commit: the staged offsets, taken, and their records (the
+    /// transaction begun if only offsets are to be committed). `None`: nothing to commit.
+    fn stage_commit(&mut self) -> Result<Option<StagedCommit>, ConnectError> {
         if self.staged.is_empty() && !self.transaction_open {
             return Ok(None);
         }
+        // With records being sent (a pipe), the transaction is open already.
         self.begin()?;
         let entries = self.staged.take();
         let records = offset_records(&self.run.id.connector, &entries)
             .map_err(|e| fail(&self.run.id, "failed to serialize offsets", e))?;
-        for (key, value) in &records {
-            self.producer
-                .send_offset(&self.offsets_topic, key, value.as_deref())
-                .await
-                .map_err(|e| fail(&self.run.id, "Failed to flush offsets and/or records", e))?;
-        }
-        Ok(Some(entries))
+        Ok(Some(StagedCommit { entries, records }))
+    }
+
+    /// The rest of a commit, here and now: [`send_offsets_and_commit`], then
+    /// [`Self::finish_commit`].
+    async fn complete_commit(&mut self, staged: StagedCommit) -> Result<(), ConnectError> {
+        let started = std::time::Instant::now();
+        let committed = send_offsets_and_commit(
+            self.pipe.take(),
+            &mut self.producer,
+            &self.offsets_topic,
+            &staged.records,
+        )
+        .await;
+        self.finish_commit(staged.entries, started, committed).await
     }
 
     /// The second half, once the producer's commit (started at `started`) ended: the task
