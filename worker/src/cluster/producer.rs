@@ -546,7 +546,10 @@ impl TransactionalProducer {
         &mut self,
         records: Vec<OutRecord>,
     ) -> Result<(), (String, ProducerError)> {
-        self.check_usable().map_err(|e| (String::new(), e))?;
+        if let Err(e) = self.check_usable() {
+            let topic = records.first().map(|r| r.topic.clone());
+            return Err((topic.unwrap_or_default(), e));
+        }
         let now = now_ms();
         // Records of one poll go mostly to one topic: its partition count is looked up once.
         let mut known: Option<(String, i32)> = None;
