@@ -91,7 +91,10 @@ fn same_partition(a: &SourcePartition, b: &SourcePartition) -> bool {
     a.len() == b.len() && (a.iter().eq(b.iter()) || a == b)
 }
 
-/// A source partition's key among the staged offsets: its JSON form.
+/// A source partition's key among the staged offsets: its JSON form. Known difference from
+/// Java (which keys by map equality): two equal partitions whose keys come in different orders
+/// get two entries, unless their records follow each other; a canonical (sorted-keys) form
+/// would merge them.
 pub(crate) fn partition_key(p: &SourcePartition) -> String {
     serde_json::to_string(p).unwrap_or_default()
 }
