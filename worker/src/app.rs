@@ -165,6 +165,28 @@ pub async fn start(
     }
 }
 
+/// How this worker reads and writes its config topic (also what `connect-worker check` reads).
+pub fn config_store_settings(
+    config: &WorkerConfig,
+) -> Result<ConfigStoreSettings, crate::config::ConfigError> {
+    Ok(ConfigStoreSettings {
+        topic: TopicSettings::new(
+            &config.config_storage_topic,
+            1,
+            config.config_storage_replication_factor.into(),
+        ),
+        // The internal-topic clients take the top-level keys only, as Connect's KafkaBasedLog.
+        client: config.kafka_client(ClientScope::Internal)?,
+        group_id: config.group_id.clone(),
+        // Under exactly-once, what an open or aborted transaction wrote is not read.
+        read_committed: config.exactly_once_source_support == ExactlyOnceSourceSupport::Enabled,
+        // preparing/enabled: the leader writes through the fencable transactional producer.
+        transactional_writes: config.exactly_once_source_support
+            != ExactlyOnceSourceSupport::Disabled,
+        security: config.kafka_security.clone(),
+    })
+}
+
 /// Opens the internal topics (config, offsets, status), each read to the end before anything
 /// acts on them. Under `exactly.once.source.support=enabled` they are read `read_committed`,
 /// so a transaction left open on one of them (a leader killed mid-write) holds this until the
@@ -184,22 +206,9 @@ async fn start_stores(
     let client = config.kafka_client(ClientScope::Internal)?;
     let store_error = |topic| move |source| StartError::Store { topic, source };
     let config_store = Arc::new(
-        ConfigBackingStore::start(ConfigStoreSettings {
-            topic: TopicSettings::new(
-                &config.config_storage_topic,
-                1,
-                config.config_storage_replication_factor.into(),
-            ),
-            client: client.clone(),
-            group_id: config.group_id.clone(),
-            read_committed: eos_enabled,
-            // preparing/enabled: the leader writes through the fencable transactional producer.
-            transactional_writes: config.exactly_once_source_support
-                != ExactlyOnceSourceSupport::Disabled,
-            security: config.kafka_security.clone(),
-        })
-        .await
-        .map_err(store_error("config"))?,
+        ConfigBackingStore::start(config_store_settings(config)?)
+            .await
+            .map_err(store_error("config"))?,
     );
     let offset_store = Arc::new(
         OffsetBackingStore::start(OffsetStoreSettings {

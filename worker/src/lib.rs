@@ -13,6 +13,8 @@
 //! - [`metrics`]: the Prometheus metrics (`GET /metrics`), Connect's metric groups and names
 //! - [`security`]: TLS and SASL settings of the Kafka connections, as plain values
 //! - [`verify`]: `connect-worker verify`, the exactly-once checker for the verifiable source
+//! - [`check`]: `connect-worker check`, what an operator runs before moving an Apache Connect
+//!   cluster onto this worker: the properties file and the config topic's connectors
 //! - [`version`]: what `GET /` reports
 //! - [`task_id`]: `ConnectorTaskId`, shared by the group protocol, the stores and the runtime
 //!
@@ -20,11 +22,12 @@
 //! config topic -> every herder reads it -> assignment -> runtime starts tasks -> tasks write
 //! data and offsets -> status topic -> REST reads status.
 //!
-//! Module order, each importing only those after it: `main` -> [`app`] -> [`rest`] ->
+//! Module order, each importing only those after it: `main` -> [`check`] -> [`app`] -> [`rest`] ->
 //! [`herder`] -> [`runtime`], [`peer`] -> [`storage`], [`cluster`], [`config`] -> [`task_id`],
 //! [`logging`], [`metrics`], [`security`] -> `connect-api`.
 
 pub mod app;
+pub mod check;
 pub mod cluster;
 pub mod config;
 pub mod herder;

@@ -1,13 +1,14 @@
-//! `connect-worker <worker.properties>`: starts one distributed worker.
+//! `connect-worker <worker.properties>`: starts one distributed worker; `connect-worker check`
+//! and `connect-worker verify` are tools around it.
 //!
-//! It parses the arguments, sets up logging, reads the worker config and runs
-//! [`connect_worker::app::start`] until SIGTERM or Ctrl-C.
+//! It parses the arguments (a usage error prints the usage and exits 2), sets up logging and
+//! runs [`connect_worker::app::start`] until SIGTERM or Ctrl-C, or dispatches to a subcommand.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 use tokio_util::sync::CancellationToken;
 
 use connect_worker::config::WorkerConfig;
@@ -15,9 +16,20 @@ use connect_worker::logging::LogLevels;
 
 /// A Kafka Connect-compatible distributed worker.
 #[derive(Debug, Parser)]
-#[command(version, about, args_conflicts_with_subcommands = true)]
+#[command(
+    version,
+    about,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 struct Cli {
-    /// Worker config in Java .properties format (the keys of connect-distributed.properties).
+    /// Worker config in Java .properties format (the keys of connect-distributed.properties):
+    /// starts a worker with it.
+    #[arg(
+        value_name = "worker.properties",
+        required = true,
+        value_parser = properties_or_subcommand
+    )]
     worker_properties: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Command>,
@@ -25,14 +37,28 @@ struct Cli {
 
 #[derive(Debug, clap::Subcommand)]
 enum Command {
+    /// Before moving an Apache Kafka Connect cluster onto this worker: check its worker
+    /// properties (refused values; ignored and unknown keys) and, on its Kafka cluster, whether
+    /// every connector of its config topic can run here. Writes nothing. Exits 0 when nothing
+    /// would be refused or unable to run, 1 otherwise.
+    Check {
+        /// The Apache cluster's worker config (the file its workers run with).
+        #[arg(value_name = "worker.properties", value_parser = existing_file)]
+        worker_properties: PathBuf,
+        /// Check the properties file only; do not connect to Kafka.
+        #[arg(long)]
+        no_kafka: bool,
+    },
     /// Check a topic written by the verifiable source: read it with read_committed and require
     /// every seqno of every task exactly once, no gap. Exits 0 only when exact.
     Verify {
+        /// The Kafka cluster to read from.
         #[arg(long)]
         bootstrap_servers: String,
         /// A properties file of Java client keys (security.protocol, sasl.*, ssl.*...).
         #[arg(long)]
         command_config: Option<PathBuf>,
+        /// The topic the verifiable source wrote.
         #[arg(long)]
         topic: String,
         /// The number of tasks expected.
@@ -42,6 +68,85 @@ enum Command {
         #[arg(long, default_value_t = 120)]
         timeout_secs: u64,
     },
+}
+
+/// A properties file that exists: a wrong path is a usage error.
+fn existing_file(arg: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(arg);
+    if path.exists() {
+        Ok(path)
+    } else {
+        Err("no such file".to_owned())
+    }
+}
+
+/// [`existing_file`], where a subcommand may stand instead: a name that is neither (a mistyped
+/// subcommand, a wrong path) is a usage error naming the subcommands.
+fn properties_or_subcommand(arg: &str) -> Result<PathBuf, String> {
+    existing_file(arg).map_err(|_| {
+        let commands: Vec<String> = Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_owned())
+            .filter(|n| n != "help")
+            .collect();
+        format!("no such file, nor a subcommand ({})", commands.join(", "))
+    })
+}
+
+/// `name --long <VALUE> [--optional <VALUE>] <positional>`: every argument of a subcommand.
+fn synopsis(command: &clap::Command) -> String {
+    let mut parts = vec![command.get_name().to_owned()];
+    for arg in command.get_arguments().filter(|a| a.get_id() != "help") {
+        let value = arg
+            .get_value_names()
+            .map(|v| v.join(" "))
+            .unwrap_or_else(|| arg.get_id().as_str().to_uppercase());
+        let text = match arg.get_long() {
+            Some(long) if arg.get_action().takes_values() => format!("--{long} <{value}>"),
+            Some(long) => format!("--{long}"),
+            None => format!("<{value}>"),
+        };
+        parts.push(if arg.is_required_set() {
+            text
+        } else {
+            format!("[{text}]")
+        });
+    }
+    parts.join(" ")
+}
+
+/// Parses the arguments; a usage error prints the usage to stderr and exits 2. The help of
+/// the whole command ends with every subcommand's synopsis, so `--help` names every argument.
+fn parse_cli() -> Cli {
+    let mut command = Cli::command();
+    command.build();
+    let synopses: Vec<String> = command
+        .get_subcommands()
+        .filter(|c| c.get_name() != "help")
+        .map(|c| format!("  connect-worker {}", synopsis(c)))
+        .collect();
+    let mut command = command.after_help(format!(
+        "Subcommands and their arguments (`connect-worker <COMMAND> --help` explains each):\n{}",
+        synopses.join("\n")
+    ));
+    // The usage of the subcommand being run, if one is.
+    let usage = match std::env::args()
+        .nth(1)
+        .and_then(|a| command.find_subcommand_mut(&a).cloned())
+    {
+        Some(mut sub) => sub.render_usage(),
+        None => command.render_usage(),
+    };
+    let matches = command.try_get_matches().unwrap_or_else(|e| {
+        if e.use_stderr() && !e.to_string().contains("Usage:") {
+            // Not every clap error shows the usage (an invalid value does not).
+            let _ = e.print();
+            eprintln!("\n{usage}");
+            std::process::exit(2);
+        }
+        e.exit()
+    });
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 
 /// Prints the verdict of `connect-worker verify`; true when exact.
@@ -86,13 +191,83 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    // The filter is reloadable so `PUT /admin/loggers/{name}` changes levels at run time.
+    let cli = parse_cli();
+    match cli.command {
+        Some(Command::Check {
+            worker_properties,
+            no_kafka,
+        }) => {
+            init_tool_logging("error");
+            let report = connect_worker::check::run(&worker_properties, !no_kafka).await;
+            print_report(&report.render());
+            std::process::exit(report.exit_code());
+        }
+        Some(Command::Verify {
+            bootstrap_servers,
+            command_config,
+            topic,
+            tasks,
+            timeout_secs,
+        }) => {
+            init_tool_logging("warn");
+            let exact = tokio::task::spawn_blocking(move || {
+                run_verify(
+                    &bootstrap_servers,
+                    command_config.as_deref(),
+                    &topic,
+                    tasks,
+                    Duration::from_secs(timeout_secs),
+                )
+            })
+            .await??;
+            std::process::exit(if exact { 0 } else { 1 });
+        }
+        None => {}
+    }
+    let properties = cli
+        .worker_properties
+        .expect("clap requires the properties file without a subcommand");
+    let log_levels = init_worker_logging()?;
+    let config = Arc::new(WorkerConfig::from_file(&properties)?);
+    let shutdown = CancellationToken::new();
+    tokio::spawn({
+        let shutdown = shutdown.clone();
+        async move {
+            shutdown_signal().await;
+            tracing::info!("shutdown requested");
+            shutdown.cancel();
+        }
+    });
+    connect_worker::app::start(config, log_levels, shutdown).await?;
+    Ok(())
+}
+
+#[allow(clippy::print_stdout)]
+fn print_report(text: &str) {
+    print!("{text}");
+}
+
+/// The subcommands' logging: to stderr (their report goes to stdout), `RUST_LOG` or `default`.
+fn init_tool_logging(default: &str) {
+    let filter = std::env::var("RUST_LOG")
+        .ok()
+        .and_then(|f| tracing_subscriber::EnvFilter::try_new(f).ok())
+        .unwrap_or_else(|| default.into());
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+/// The worker's logging: `RUST_LOG` (default `info,rdkafka=warn`), reloadable so
+/// `PUT /admin/loggers/{name}` changes levels at run time.
+fn init_worker_logging() -> anyhow::Result<LogLevels> {
     let base_filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "info,rdkafka=warn".into());
     let filter = tracing_subscriber::EnvFilter::try_new(&base_filter)
         .unwrap_or_else(|_| "info,rdkafka=warn".into());
     // `CONNECT_LOG_FORMAT=json`: one JSON object per line, with the span fields (`connector`,
     // `task`, `worker_id`) of the line's task or connector.
-    let log_levels = match std::env::var(LOG_FORMAT_ENV).as_deref() {
+    Ok(match std::env::var(LOG_FORMAT_ENV).as_deref() {
         Err(_) | Ok("" | "text") => {
             let builder = tracing_subscriber::fmt()
                 .with_env_filter(filter)
@@ -115,43 +290,7 @@ async fn main() -> anyhow::Result<()> {
         Ok(other) => {
             anyhow::bail!("{LOG_FORMAT_ENV}={other} is not a log format: use text or json");
         }
-    };
-    let cli = Cli::parse();
-    if let Some(Command::Verify {
-        bootstrap_servers,
-        command_config,
-        topic,
-        tasks,
-        timeout_secs,
-    }) = cli.command
-    {
-        let exact = tokio::task::spawn_blocking(move || {
-            run_verify(
-                &bootstrap_servers,
-                command_config.as_deref(),
-                &topic,
-                tasks,
-                Duration::from_secs(timeout_secs),
-            )
-        })
-        .await??;
-        std::process::exit(if exact { 0 } else { 1 });
-    }
-    let Some(properties) = cli.worker_properties else {
-        anyhow::bail!("usage: connect-worker <worker.properties> | connect-worker verify --help");
-    };
-    let config = Arc::new(WorkerConfig::from_file(&properties)?);
-    let shutdown = CancellationToken::new();
-    tokio::spawn({
-        let shutdown = shutdown.clone();
-        async move {
-            shutdown_signal().await;
-            tracing::info!("shutdown requested");
-            shutdown.cancel();
-        }
-    });
-    connect_worker::app::start(config, log_levels, shutdown).await?;
-    Ok(())
+    })
 }
 
 async fn shutdown_signal() {

@@ -80,30 +80,72 @@ pub const REST_BASIC_AUTH_JAAS_FILE: &str = "rest.basic.auth.jaas.file";
 /// unset, they are refused (see [`connect_api::FileAccess`]).
 pub const FILE_CONNECTOR_ALLOWED_DIRS: &str = connect_api::file_access::ALLOWED_DIRS_CONFIG;
 
-/// Keys of Connect's worker config that this worker accepts but does not act on.
-const IGNORED_KEYS: &[&str] = &[
-    "plugin.path",
-    "plugin.discovery",
-    "client.dns.lookup",
-    "metric.reporters",
-    "metrics.num.samples",
-    "metrics.recording.level",
-    "metrics.sample.window.ms",
-    "auto.include.jmx.reporter",
-    "metadata.max.age.ms",
-    "metadata.recovery.strategy",
-    "connections.max.idle.ms",
-    "retry.backoff.ms",
-    "retry.backoff.max.ms",
-    "reconnect.backoff.ms",
-    "reconnect.backoff.max.ms",
-    "send.buffer.bytes",
-    "receive.buffer.bytes",
-    "socket.connection.setup.timeout.ms",
-    "socket.connection.setup.timeout.max.ms",
-    "status.storage.partitions.enable",
-    "offset.flush.timeout.ms",
+/// Why a Java plugin key means nothing here.
+const NO_JAVA_PLUGINS: &str = "Java plugins are not loaded by this worker; only its built-in connectors, converters and transforms run";
+/// Why a Java metrics key means nothing here.
+const NO_JAVA_METRICS: &str =
+    "Java metrics reporters do not exist in this worker; its metrics are served at GET /metrics";
+/// Why a top-level Java client key means nothing here (Apache applies them to its
+/// internal-topic clients).
+const TOP_LEVEL_CLIENT_KEY: &str = "a Java client setting of Apache's internal-topic clients; this worker's Kafka clients keep their own defaults";
+
+/// Keys of Connect's worker config that this worker accepts but does not act on, and why.
+const IGNORED_KEYS: &[(&str, &str)] = &[
+    ("plugin.path", NO_JAVA_PLUGINS),
+    ("plugin.discovery", NO_JAVA_PLUGINS),
+    ("client.dns.lookup", TOP_LEVEL_CLIENT_KEY),
+    ("metric.reporters", NO_JAVA_METRICS),
+    ("metrics.num.samples", NO_JAVA_METRICS),
+    ("metrics.recording.level", NO_JAVA_METRICS),
+    ("metrics.sample.window.ms", NO_JAVA_METRICS),
+    ("auto.include.jmx.reporter", NO_JAVA_METRICS),
+    ("metadata.max.age.ms", TOP_LEVEL_CLIENT_KEY),
+    ("metadata.recovery.strategy", TOP_LEVEL_CLIENT_KEY),
+    ("connections.max.idle.ms", TOP_LEVEL_CLIENT_KEY),
+    ("retry.backoff.ms", TOP_LEVEL_CLIENT_KEY),
+    ("retry.backoff.max.ms", TOP_LEVEL_CLIENT_KEY),
+    ("reconnect.backoff.ms", TOP_LEVEL_CLIENT_KEY),
+    ("reconnect.backoff.max.ms", TOP_LEVEL_CLIENT_KEY),
+    ("send.buffer.bytes", TOP_LEVEL_CLIENT_KEY),
+    ("receive.buffer.bytes", TOP_LEVEL_CLIENT_KEY),
+    ("socket.connection.setup.timeout.ms", TOP_LEVEL_CLIENT_KEY),
+    (
+        "socket.connection.setup.timeout.max.ms",
+        TOP_LEVEL_CLIENT_KEY,
+    ),
+    (
+        "status.storage.partitions.enable",
+        "not used by this worker",
+    ),
+    (
+        OFFSET_FLUSH_TIMEOUT_MS,
+        "offset commits here wait for the outstanding records' acknowledgements without this bound",
+    ),
 ];
+
+/// What the worker does with one key of its config file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyUse {
+    /// A key the worker reads (or passes to a sub-configuration: `producer.*`, `ssl.*`...).
+    Applied,
+    /// One of Connect's keys, accepted without effect, and why.
+    Ignored(&'static str),
+    /// Not a Connect worker key: accepted and ignored.
+    Unknown,
+}
+
+/// The one place that decides [`KeyUse`]: start-up logs the ignored and unknown keys with it,
+/// `connect-worker check` lists them.
+pub fn key_use(key: &str) -> KeyUse {
+    if let Some((_, reason)) = IGNORED_KEYS.iter().find(|(k, _)| *k == key) {
+        KeyUse::Ignored(reason)
+    } else if KNOWN_KEYS.contains(&key) || PASS_THROUGH_PREFIXES.iter().any(|p| key.starts_with(p))
+    {
+        KeyUse::Applied
+    } else {
+        KeyUse::Unknown
+    }
+}
 
 /// Key prefixes passed to (or reserved for) sub-configurations.
 const PASS_THROUGH_PREFIXES: &[&str] = &[
@@ -489,12 +531,14 @@ impl WorkerConfig {
 
     fn log_unused_keys(&self) {
         for key in self.raw.keys() {
-            if IGNORED_KEYS.contains(&key.as_str()) {
-                tracing::info!(key = %key, "worker config key is accepted but has no effect in this worker");
-            } else if !KNOWN_KEYS.contains(&key.as_str())
-                && !PASS_THROUGH_PREFIXES.iter().any(|p| key.starts_with(p))
-            {
-                tracing::warn!(key = %key, "unknown worker config key is ignored");
+            match key_use(key) {
+                KeyUse::Applied => {}
+                KeyUse::Ignored(reason) => {
+                    tracing::info!(key = %key, reason, "worker config key is accepted but has no effect in this worker");
+                }
+                KeyUse::Unknown => {
+                    tracing::warn!(key = %key, "unknown worker config key is ignored");
+                }
             }
         }
     }
@@ -524,6 +568,7 @@ const KNOWN_KEYS: &[&str] = &[
     auto_restart::AUTO_RESTART_RESET_AFTER_MS,
     REST_EXTENSION_CLASSES,
     REST_BASIC_AUTH_JAAS_FILE,
+    override_policy::CONNECTOR_CLIENT_POLICY_CLASS_CONFIG,
     providers::CONFIG_PROVIDERS,
     BOOTSTRAP_SERVERS,
     GROUP_ID,
@@ -852,6 +897,30 @@ mod tests {
         p.insert(LISTENERS.into(), "ftp://:21".into());
         let err = WorkerConfig::from_props(p).unwrap_err().to_string();
         assert!(err.contains("listeners") && err.contains("ftp"), "{err}");
+    }
+
+    /// One decision per key: read, accepted without effect (with why), or unknown.
+    #[test]
+    fn key_use_classifies_every_kind_of_key() {
+        assert_eq!(key_use(GROUP_ID), KeyUse::Applied);
+        assert_eq!(key_use("producer.linger.ms"), KeyUse::Applied);
+        assert_eq!(key_use("value.converter.schemas.enable"), KeyUse::Applied);
+        assert_eq!(
+            key_use(override_policy::CONNECTOR_CLIENT_POLICY_CLASS_CONFIG),
+            KeyUse::Applied
+        );
+        assert_eq!(key_use("plugin.path"), KeyUse::Ignored(NO_JAVA_PLUGINS));
+        assert_eq!(
+            key_use("metric.reporters"),
+            KeyUse::Ignored(NO_JAVA_METRICS)
+        );
+        assert_eq!(key_use("foo.bar"), KeyUse::Unknown);
+        // A typo of a known key is unknown, not applied.
+        assert_eq!(key_use("group.ids"), KeyUse::Unknown);
+        // No key is both ignored and read.
+        for (key, _) in IGNORED_KEYS {
+            assert!(!KNOWN_KEYS.contains(key), "{key}");
+        }
     }
 
     #[test]

@@ -205,6 +205,40 @@ pub fn leader_writer_config(client: &ClientConfig, group_id: &str) -> ClientConf
     cfg
 }
 
+/// The config topic's log, for the store and for [`read_config_topic`].
+fn log_config(settings: &ConfigStoreSettings) -> LogConfig {
+    LogConfig {
+        topic: settings.topic.name.clone(),
+        client: settings.client.clone(),
+        client_id: format!("{}-configs", settings.group_id),
+        read_committed: settings.read_committed,
+    }
+}
+
+/// The cluster's config state as a worker starting now would read it: the topic replayed to its
+/// end once, through the same state machine as [`ConfigBackingStore`], without creating,
+/// checking or writing the topic (`connect-worker check`). A missing topic is
+/// [`StorageError::TopicMissing`].
+pub async fn read_config_topic(
+    settings: &ConfigStoreSettings,
+) -> Result<ClusterConfigState, StorageError> {
+    let machine = Arc::new(Mutex::new(ConfigStateMachine::new()));
+    let fed = machine.clone();
+    let on_record = Box::new(move |r: &ConsumedRecord| {
+        fed.lock().expect("config state lock").apply(
+            r.offset,
+            r.key.as_deref(),
+            r.value.as_deref(),
+        );
+    });
+    // `start` returns once the log has been read to its end.
+    let log = KafkaBasedLog::start(log_config(settings), on_record).await?;
+    log.stop().await;
+    let mut machine = machine.lock().expect("config state lock");
+    machine.set_started();
+    Ok(machine.state().clone())
+}
+
 struct Shared {
     machine: ConfigStateMachine,
     snapshot: Option<Arc<ClusterConfigState>>,
@@ -253,16 +287,7 @@ impl ConfigBackingStore {
                 let _ = cb_updates.send(u);
             }
         });
-        let log = KafkaBasedLog::start(
-            LogConfig {
-                topic: settings.topic.name.clone(),
-                client: settings.client.clone(),
-                client_id: format!("{}-configs", settings.group_id),
-                read_committed: settings.read_committed,
-            },
-            on_record,
-        )
-        .await?;
+        let log = KafkaBasedLog::start(log_config(&settings), on_record).await?;
         // The partition check of `ensure_topic` ran before; Java re-checks what the consumer
         // sees, which `KafkaBasedLog::start` already asserted is non-empty.
         shared
