@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Apache Kafka Connect 4.4 (the reference implementation) as a single distributed worker, to
-# compare its REST answers with ours. Not used by CI: tests/golden/apache-4.4/ holds what
-# capture-golden.sh recorded with it.
+# Apache Kafka Connect 4.4 (the reference implementation) as a single distributed worker: to
+# compare its REST answers with ours (tests/golden/apache-4.4/ holds what capture-golden.sh
+# recorded with it), for the side-by-side benchmark, and for tests/tests/migration.rs, which
+# moves a cluster from it to our worker and back (so CI runs it: Java 17+ and Maven needed).
 #
 #   tests/apache/apache-connect.sh start   fetch jars (once), build plugins, start, wait for REST
 #   tests/apache/apache-connect.sh stop    stop the worker started by `start`
@@ -16,23 +17,30 @@
 #   org.apache.kafka.connect.tools.VerifiableSource{Connector,Task} and
 #   org.apache.kafka.connect.file.FileStream{Source,Sink}{Connector,Task}, e.g. the
 #   connect-file and connect-test-plugins jars of your own Apache Kafka 4.4.0 build.
-#   With APACHE_CONNECT_BENCH_PLUGIN=1 the project's own benchmark source connector
-#   (tests/apache/bench/src, connectrs.bench.BenchSourceConnector; written for this project) is
-#   compiled with javac against the jars into .local/apache-connect/bench-classes and put on the
-#   classpath too; APACHE_CONNECT_PLUGINS is then optional.
+#   With APACHE_CONNECT_BENCH_PLUGIN=1 the project's own source connectors (tests/apache/bench/src,
+#   written for this project: connectrs.bench.BenchSourceConnector, and
+#   connectrs.bench.VerifiableSourceConnector, the stand-in for Apache's verifiable source that
+#   the alias "VerifiableSource" resolves to) are compiled with javac against the jars into
+#   .local/apache-connect/bench-classes and put on the classpath too; APACHE_CONNECT_PLUGINS is
+#   then optional.
 # - Worker: ConnectDistributed against $KAFKA_BOOTSTRAP_SERVERS (default 127.0.0.1:39092, the
 #   shared local cluster of deploy/kafka.sh) with a random group id and random internal topics,
-#   REST on 127.0.0.1:$APACHE_CONNECT_PORT (default 38083), logs in .local/apache-connect/run/,
-#   the JVM's pid in .local/apache-connect/run/pid.
+#   REST on 127.0.0.1:$APACHE_CONNECT_PORT (default 38083), the generated worker.properties and
+#   the logs in the run directory, the JVM's pid in its file `pid`. The run directory is
+#   $APACHE_CONNECT_RUN (default .local/apache-connect/run; emptied by `start`): a test that runs
+#   its own worker beside others gives it its own directory and port (`stop` and `status` take the
+#   same variables).
 #   APACHE_CONNECT_WORKER_PROPS: extra worker properties, one `key=value` a line, appended to
 #   the generated worker.properties (a key given again overrides the default), e.g.
-#   $'exactly.once.source.support=enabled\nkey.converter.schemas.enable=false'.
+#   $'exactly.once.source.support=enabled\nkey.converter.schemas.enable=false'; a group.id or
+#   internal topic given there makes `start` join that cluster (tests/tests/migration.rs).
 #   APACHE_CONNECT_HEAP_OPTS (default -Xmx512m) and APACHE_CONNECT_JVM_OPTS (default none) go on
 #   the java command line; Apache's bin/connect-distributed.sh would use -Xms256M -Xmx2G, and its
 #   kafka-run-class.sh -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 ... (side_by_side passes
 #   those).
 #
-# `start` prints APACHE_CONNECT_URL=... and APACHE_CONNECT_STATUS_TOPIC=... as its last lines.
+# `start` prints APACHE_CONNECT_URL=... and APACHE_CONNECT_STATUS_TOPIC=... as its last lines
+# (the status topic the worker uses, APACHE_CONNECT_WORKER_PROPS' if it names one).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -40,7 +48,7 @@ here=$root/tests/apache
 home=${APACHE_CONNECT_HOME:-$root/.local/apache-connect}
 lib=$home/lib
 classes=
-run=$home/run
+run=${APACHE_CONNECT_RUN:-$home/run}
 port=${APACHE_CONNECT_PORT:-38083}
 bootstrap=${KAFKA_BOOTSTRAP_SERVERS:-127.0.0.1:39092}
 
@@ -137,8 +145,10 @@ EOF
   local i
   for i in $(seq 1 120); do
     if curl -fsS "http://127.0.0.1:$port/connectors" >/dev/null 2>&1; then
+      local status_topic
+      status_topic=$(sed -n 's/^status\.storage\.topic=//p' "$run/worker.properties" | tail -1)
       { echo "APACHE_CONNECT_URL=http://127.0.0.1:$port"
-        echo "APACHE_CONNECT_STATUS_TOPIC=apache-golden-$id-status"; } > "$run/env"
+        echo "APACHE_CONNECT_STATUS_TOPIC=$status_topic"; } > "$run/env"
       cat "$run/env"
       return 0
     fi
