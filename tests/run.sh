@@ -2,8 +2,12 @@
 # The README's test command: brings up what the tests need (a local Apache Kafka, PostgreSQL
 # and an S3-compatible server), runs the whole suite, and stops what it started. Exits non-zero on any failure.
 #
-#   tests/run.sh                 # everything
-#   tests/run.sh -p connect-api  # extra arguments go to `cargo test`
+#   tests/run.sh                 # everything: every test binary built once, the tests run in
+#                                # parallel by tests/runner.py (one process per test, weighted
+#                                # slots from tests/weights.tsv), then the REST client checks
+#   tests/run.sh --long          # the same, plus the tests marked long (#[ignore = "long: ..."])
+#   tests/run.sh -p connect-api  # other arguments go to `cargo test` (run as before, one test at a
+#                                # time), e.g. one package or one test binary
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -20,6 +24,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
+long=0
+cargo_args=()
+for a in "$@"; do
+  if [ "$a" = --long ]; then long=1; else cargo_args+=("$a"); fi
+done
+
 # Reuse a service that is already running (a developer's); start and later stop one that is not.
 if ! "$root/deploy/kafka.sh" status | grep -q running; then started+=(kafka); fi
 # The broker-failure test starts a three-node cluster itself (deploy/kafka.sh up --nodes 3).
@@ -30,41 +40,90 @@ cleanup_three_nodes() {
   [ "$three_nodes_before" = 0 ] && "$root/deploy/kafka.sh" down --nodes 3 >/dev/null 2>&1 || true
   [ "$tv1_before" = 0 ] && "$root/deploy/kafka.sh" down --tv1 >/dev/null 2>&1 || true
 }
-kafka_out=$("$root/deploy/kafka.sh" up)
-export "${kafka_out##*$'\n'}"
+# The REST client checks' Python clients (at the end), installed from PyPI while the tests build.
+rest_client_venvs() {
+  local venv="$root/.local/rest-client-venv" fuzz="$root/.local/schemathesis-venv"
+  [ -x "$venv/bin/python" ] || { python3 -m venv "$venv" && "$venv/bin/pip" install -q kafka-connect-py; }
+  [ -x "$fuzz/bin/schemathesis" ] || { python3 -m venv "$fuzz" && "$fuzz/bin/pip" install -q schemathesis; }
+}
 
-# The secured cluster (TLS, SASL, mTLS; no plaintext listener): its secure.env is KAFKA_SECURE_ENV.
+# The services start in the background while the tests build; each writes its last line
+# (NAME=value) to a file the tests' environment is read from.
+svc_dir=$(mktemp -d)
 if ! "$root/deploy/kafka.sh" status --secure | grep -q running; then secure_started=1; fi
-secure_out=$("$root/deploy/kafka.sh" up --secure)
-export "${secure_out##*$'\n'}"
-
 if ! "$root/deploy/postgres.sh" status | grep -q running; then started+=(postgres); fi
-pg_out=$("$root/deploy/postgres.sh" up)
-export "${pg_out##*$'\n'}"
-# The CA of the server's TLS certificate (Postgres-over-TLS tests).
-export "$(grep '^PG_CA=' <<<"$pg_out")"
-
-# The object-store sink's S3 test: moto's S3-compatible server (any credentials are accepted).
 if ! "$root/deploy/s3.sh" status | grep -q running; then started+=(s3); fi
-s3_out=$("$root/deploy/s3.sh" up)
-export "${s3_out##*$'\n'}"
-export AWS_ACCESS_KEY_ID=${AWS_ACCESS_KEY_ID:-test} AWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY:-test}
-
-echo "tests/run.sh: KAFKA_BOOTSTRAP_SERVERS=$KAFKA_BOOTSTRAP_SERVERS KAFKA_SECURE_ENV=$KAFKA_SECURE_ENV DATABASE_URL=$DATABASE_URL S3_ENDPOINT=$S3_ENDPOINT"
+start_service() { # name, command...: runs it, keeps its output, its last line in $svc_dir/name.env
+  local name=$1; shift
+  if "$@" >"$svc_dir/$name.out" 2>"$svc_dir/$name.err"; then
+    tail -n 1 "$svc_dir/$name.out" >"$svc_dir/$name.env"
+  else
+    echo "tests/run.sh: starting $name failed:" >&2; cat "$svc_dir/$name.err" >&2
+  fi
+}
+# Kafka's clusters one after another (the first fetches the broker jars the others use): the
+# plain one, the secured one (TLS, SASL, mTLS; no plaintext listener), and the two the
+# exactly-once tests use (three nodes; transaction.version=1), which they would otherwise start.
+(
+  start_service kafka "$root/deploy/kafka.sh" up
+  start_service kafka-secure "$root/deploy/kafka.sh" up --secure
+  start_service kafka-n3 "$root/deploy/kafka.sh" up --nodes 3
+  start_service kafka-tv1 "$root/deploy/kafka.sh" up --tv1
+) &
+kafka_pid=$!
+# PostgreSQL, then moto's S3-compatible server for the object-store sink's S3 test (any
+# credentials are accepted): one after the other, as both may install Debian packages.
+(
+  start_service postgres "$root/deploy/postgres.sh" up
+  start_service s3 "$root/deploy/s3.sh" up
+  rest_client_venvs >"$svc_dir/venvs.out" 2>&1 || cat "$svc_dir/venvs.out" >&2
+) &
+pg_pid=$!
 
 if [ "${CI:-}" = true ]; then
   cargo fmt --all -- --check
 fi
-# One test at a time within each binary: the exactly-once tests each run three workers (and one
-# starts three more brokers); two of them at once on a 2-core machine made them time out.
-RUST_TEST_THREADS=${RUST_TEST_THREADS:-1} cargo test --workspace --no-fail-fast "$@"
+if [ "${#cargo_args[@]}" = 0 ]; then
+  build_start=$(date +%s)
+  # Every test binary and the worker binary (built for the worker's own integration tests),
+  # once: tests/runner.py finds them built.
+  cargo test --workspace --no-run -q
+  echo "tests/run.sh: build finished in $(( $(date +%s) - build_start ))s"
+fi
+
+wait "$kafka_pid" "$pg_pid"
+for s in kafka kafka-secure kafka-n3 kafka-tv1 postgres s3; do
+  [ -s "$svc_dir/$s.env" ] || { echo "tests/run.sh: $s did not start" >&2; exit 1; }
+  cat "$svc_dir/$s.err" >&2
+done
+export "$(cat "$svc_dir/kafka.env")"
+export "$(cat "$svc_dir/kafka-secure.env")"
+export "$(cat "$svc_dir/postgres.env")"
+# The CA of the server's TLS certificate (Postgres-over-TLS tests).
+export "$(grep '^PG_CA=' "$svc_dir/postgres.out")"
+export "$(cat "$svc_dir/s3.env")"
+export AWS_ACCESS_KEY_ID=${AWS_ACCESS_KEY_ID:-test} AWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY:-test}
+
+echo "tests/run.sh: KAFKA_BOOTSTRAP_SERVERS=$KAFKA_BOOTSTRAP_SERVERS KAFKA_SECURE_ENV=$KAFKA_SECURE_ENV DATABASE_URL=$DATABASE_URL S3_ENDPOINT=$S3_ENDPOINT"
+
+rc=0
+if [ "${#cargo_args[@]}" = 0 ]; then
+  # The worker the black-box tests start: the one `cargo test --no-run` built.
+  export CONNECT_WORKER_BIN=${CONNECT_WORKER_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/connect-worker}
+  runner_args=()
+  [ "$long" = 1 ] && runner_args+=(--long)
+  python3 "$root/tests/check_docs.py" || rc=1
+  python3 "$root/tests/runner.py" "${runner_args[@]}" || rc=1
+else
+  # One test at a time within each binary: the exactly-once tests each run three workers.
+  RUST_TEST_THREADS=${RUST_TEST_THREADS:-1} cargo test --no-fail-fast "${cargo_args[@]}" || rc=1
+fi
 
 # The REST API against real clients: a Kafka Connect client from PyPI (kafka-connect-py) and a
 # bounded schemathesis run against openapi.yaml, both against one worker started here.
 rest_clients() {
   local venv="$root/.local/rest-client-venv" fuzz="$root/.local/schemathesis-venv"
-  [ -x "$venv/bin/python" ] || { python3 -m venv "$venv" && "$venv/bin/pip" install -q kafka-connect-py; }
-  [ -x "$fuzz/bin/schemathesis" ] || { python3 -m venv "$fuzz" && "$fuzz/bin/pip" install -q schemathesis; }
+  rest_client_venvs
   local dir port group pid rc=0
   dir=$(mktemp -d)
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -82,8 +141,8 @@ key.converter=org.apache.kafka.connect.json.JsonConverter
 value.converter=org.apache.kafka.connect.json.JsonConverter
 listeners=http://127.0.0.1:$port
 PROPS
-  cargo build -q -p connect-worker --bin connect-worker
-  "${CARGO_TARGET_DIR:-$root/target}/debug/connect-worker" "$dir/worker.properties" >"$dir/worker.log" 2>&1 &
+  [ -x "${CONNECT_WORKER_BIN:-}" ] || cargo build -q -p connect-worker --bin connect-worker
+  "${CONNECT_WORKER_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/connect-worker}" "$dir/worker.properties" >"$dir/worker.log" 2>&1 &
   pid=$!
   for _ in $(seq 60); do
     curl -sf "http://127.0.0.1:$port/health" | grep -q healthy && break
@@ -103,4 +162,5 @@ PROPS
   [ "$rc" = 0 ] || { echo "tests/run.sh: REST client checks failed; worker log: $dir/worker.log"; return 1; }
   echo "tests/run.sh: REST client checks passed"
 }
-rest_clients
+rest_clients || rc=1
+exit "$rc"

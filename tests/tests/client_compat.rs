@@ -168,7 +168,7 @@ async fn dead_letter_queue_records_land_on_javas_partition() {
     let file = spec.dir.join("sink.txt");
     create(
         &w,
-        "fs",
+        "fs-compat",
         json!({
             "connector.class": FILE_SINK, "tasks.max": "1", "topics": input,
             "file": file.display().to_string(),

@@ -108,7 +108,7 @@ async fn sink_offsets_use_the_group_the_task_commits_to() {
             "POST",
             "/connectors",
             Some(
-                json!({"name": "snk", "config": {"connector.class": FILE_SINK,
+                json!({"name": "herder-snk", "config": {"connector.class": FILE_SINK,
                 "topics": topic, "file": file.to_string_lossy()}}),
             ),
         )
@@ -129,7 +129,7 @@ async fn sink_offsets_use_the_group_the_task_commits_to() {
         },
     )
     .await;
-    let offsets = w.get("/connectors/snk/offsets").await.unwrap();
+    let offsets = w.get("/connectors/herder-snk/offsets").await.unwrap();
     let total: i64 = offsets["offsets"]
         .as_array()
         .unwrap()
@@ -141,21 +141,23 @@ async fn sink_offsets_use_the_group_the_task_commits_to() {
         "GET reads the group the task commits to: {offsets}"
     );
     assert_eq!(
-        kafka::committed_total(&format!("connect-{}", "snk"), &topic, 2),
+        kafka::committed_total(&format!("connect-{}", "herder-snk"), &topic, 2),
         0,
         "nothing was committed to the default group"
     );
 
     // DELETE resets that same group.
-    let (s, b) = w.send("PUT", "/connectors/snk/stop", None).await;
+    let (s, b) = w.send("PUT", "/connectors/herder-snk/stop", None).await;
     assert_eq!(s, 204, "{b}");
     eventually(Duration::from_secs(60), "offsets reset", || async {
-        let (s, _) = w.send("DELETE", "/connectors/snk/offsets", None).await;
+        let (s, _) = w
+            .send("DELETE", "/connectors/herder-snk/offsets", None)
+            .await;
         (s == 200).then_some(())
     })
     .await;
     assert_eq!(
-        w.get("/connectors/snk/offsets").await.unwrap(),
+        w.get("/connectors/herder-snk/offsets").await.unwrap(),
         json!({"offsets": []})
     );
     let (t, g) = (topic.clone(), group.clone());

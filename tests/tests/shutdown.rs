@@ -20,8 +20,11 @@ use sqlx::{Postgres, Transaction};
 const UPSERT: &str = "connect_connectors::jdbc::PostgresSinkConnector";
 const WAIT: Duration = Duration::from_secs(60);
 
-/// A worker running one Postgres sink task that is stuck in `put` behind the returned lock.
-async fn stuck_sink(graceful_ms: &str) -> (WorkerProc, Transaction<'static, Postgres>) {
+/// A worker running one Postgres sink task, connector `name`, that is stuck in `put` behind the
+/// returned lock. Each test names its connector differently: a sink's consumer group is
+/// `connect-<name>` on the shared broker, and two tests' sinks in one group would take each
+/// other's partitions away (a rebalance) when they run at the same time.
+async fn stuck_sink(name: &str, graceful_ms: &str) -> (WorkerProc, Transaction<'static, Postgres>) {
     let spec = ClusterSpec::new("stuck").set("task.shutdown.graceful.timeout.ms", graceful_ms);
     let w = spec.start_worker().await;
     w.wait_healthy().await;
@@ -41,7 +44,7 @@ async fn stuck_sink(graceful_ms: &str) -> (WorkerProc, Transaction<'static, Post
     kafka::produce(&topic, records(0)).await;
     create_connector(
         &w,
-        "stuck",
+        name,
         json!({
             "connector.class": UPSERT, "tasks.max": "1", "topics": topic,
             "connection.url": database_url(), "table.name.format": table,
@@ -51,7 +54,7 @@ async fn stuck_sink(graceful_ms: &str) -> (WorkerProc, Transaction<'static, Post
     .await;
     // The first ten rows are written and their offsets committed: no lag.
     let lag = format!(
-        r#"kafka_connect_sink_task_record_lag{{connector="stuck",task="0",topic="{topic}",partition="0"}}"#
+        r#"kafka_connect_sink_task_record_lag{{connector="{name}",task="0",topic="{topic}",partition="0"}}"#
     );
     let scrape = || async {
         reqwest::get(w.url("/metrics"))
@@ -72,10 +75,12 @@ async fn stuck_sink(graceful_ms: &str) -> (WorkerProc, Transaction<'static, Post
         .unwrap();
     assert_eq!(rows, 10);
     // Paused, the task falls behind by the ten records that arrive meanwhile.
-    let (code, _) = w.send("PUT", "/connectors/stuck/pause", None).await;
+    let (code, _) = w
+        .send("PUT", &format!("/connectors/{name}/pause"), None)
+        .await;
     assert_eq!(code, 202);
     eventually(WAIT, "the task paused", || async {
-        let status = w.get("/connectors/stuck/status").await.ok()?;
+        let status = w.get(&format!("/connectors/{name}/status")).await.ok()?;
         (status["tasks"][0]["state"] == "PAUSED").then_some(())
     })
     .await;
@@ -83,13 +88,15 @@ async fn stuck_sink(graceful_ms: &str) -> (WorkerProc, Transaction<'static, Post
     eventually(WAIT, "the paused sink ten records behind", || async {
         let text = scrape().await?;
         (text.contains(&format!("{lag} 10"))
-            && text.contains(
-                r#"kafka_connect_sink_task_sink_record_lag_max{connector="stuck",task="0"} 10"#,
-            ))
+            && text.contains(&format!(
+                r#"kafka_connect_sink_task_sink_record_lag_max{{connector="{name}",task="0"}} 10"#
+            )))
         .then_some(())
     })
     .await;
-    let (code, _) = w.send("PUT", "/connectors/stuck/resume", None).await;
+    let (code, _) = w
+        .send("PUT", &format!("/connectors/{name}/resume"), None)
+        .await;
     assert_eq!(code, 202);
     eventually(WAIT, "caught up again", || async {
         let text = scrape().await?;
@@ -103,10 +110,12 @@ async fn stuck_sink(graceful_ms: &str) -> (WorkerProc, Transaction<'static, Post
         .await
         .unwrap();
     kafka::produce(&topic, records(20)).await;
-    let read = r#"kafka_connect_sink_task_sink_record_read_total{connector="stuck",task="0"} 30"#;
+    let read = format!(
+        r#"kafka_connect_sink_task_sink_record_read_total{{connector="{name}",task="0"}} 30"#
+    );
     eventually(WAIT, "the sink task inside put", || async {
         let text = scrape().await?;
-        text.contains(read).then_some(())
+        text.contains(&read).then_some(())
     })
     .await;
     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -135,8 +144,8 @@ async fn terminate(mut w: WorkerProc) -> (Duration, String) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_task_that_does_not_stop_makes_the_worker_unhealthy_then_is_abandoned() {
-    let (w, lock) = stuck_sink("15000").await;
-    let (code, _) = w.send("DELETE", "/connectors/stuck", None).await;
+    let (w, lock) = stuck_sink("stuck-health", "15000").await;
+    let (code, _) = w.send("DELETE", "/connectors/stuck-health", None).await;
     assert_eq!(code, 204);
     tokio::time::sleep(Duration::from_secs(1)).await;
 
@@ -161,7 +170,7 @@ async fn a_task_that_does_not_stop_makes_the_worker_unhealthy_then_is_abandoned(
     // After the graceful timeout the task is abandoned and the herder goes on.
     eventually(WAIT, "the abandoned task named in the log", || async {
         w.log_text()
-            .contains("Graceful stop of task stuck-0 failed")
+            .contains("Graceful stop of task stuck-health-0 failed")
             .then_some(())
     })
     .await;
@@ -177,10 +186,10 @@ async fn a_task_that_does_not_stop_makes_the_worker_unhealthy_then_is_abandoned(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_ends_a_worker_with_a_stuck_task_within_the_graceful_timeout() {
-    let (w, lock) = stuck_sink("3000").await;
+    let (w, lock) = stuck_sink("stuck-sigterm", "3000").await;
     let (took, text) = terminate(w).await;
     assert!(
-        text.contains("Graceful stop of task stuck-0 failed"),
+        text.contains("Graceful stop of task stuck-sigterm-0 failed"),
         "{text}"
     );
     assert!(took < Duration::from_secs(20), "exited after {took:?}");
