@@ -82,6 +82,8 @@ pg_pid=$!
 
 if [ "${CI:-}" = true ]; then
   cargo fmt --all -- --check
+  # A clean clone builds everything once: no incremental caches to write.
+  export CARGO_INCREMENTAL=0
 fi
 if [ "${#cargo_args[@]}" = 0 ]; then
   build_start=$(date +%s)

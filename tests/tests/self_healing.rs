@@ -206,6 +206,35 @@ async fn a_configuration_error_is_not_retried_and_says_why() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_config_write_left_open_by_a_dead_leader_is_aborted_within_seconds() {
+    left_open_by_a_dead_worker(
+        |group| {
+            (
+                format!("connect-cluster-{group}"),
+                format!("{group}-configs"),
+            )
+        },
+        "the config writer's transaction has been open for",
+    )
+    .await;
+}
+
+/// A task killed in the middle of its commit (its offsets records written, `EndTxn` not sent)
+/// leaves its transaction open on the offsets topic, which a restarting worker reads
+/// `read_committed` before it joins the group: it aborts that transaction itself within seconds
+/// instead of waiting out the task's transaction timeout.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_commit_left_open_on_the_offsets_topic_is_aborted_within_seconds() {
+    left_open_by_a_dead_worker(
+        |group| (format!("{group}-vs-0"), format!("{group}-offsets")),
+        "a task's transaction has been open for",
+    )
+    .await;
+}
+
+/// One worker runs an exactly-once task and stops; a transaction of the id `stuck(group)` gives
+/// (for its topic) is left open as a dead writer leaves it; the restarted worker runs its task
+/// within 15 s, having logged `reported`.
+async fn left_open_by_a_dead_worker(stuck: fn(&str) -> (String, String), reported: &str) {
     let spec = ClusterSpec::new("heal-stuck").set("exactly.once.source.support", "enabled");
     let mut w = spec.start_worker().await;
     let topic = unique("heal-stuck-data");
@@ -226,10 +255,9 @@ async fn a_config_write_left_open_by_a_dead_leader_is_aborted_within_seconds() {
     .await;
     w.terminate();
 
-    // The leader died in the middle of a config write: its transaction stays open (for five
-    // minutes, this writer's timeout), and read_committed readers of the config topic wait.
-    let transactional_id = format!("connect-cluster-{}", spec.group_id);
-    let config_topic = format!("{}-configs", spec.group_id);
+    // The writer died in the middle of a transaction: it stays open (for five minutes, this
+    // writer's timeout), and read_committed readers of the topic wait.
+    let (transactional_id, stuck_topic) = stuck(&spec.group_id);
     let stuck = tokio::task::spawn_blocking(move || {
         use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
         let p: BaseProducer = client_config()
@@ -240,7 +268,7 @@ async fn a_config_write_left_open_by_a_dead_leader_is_aborted_within_seconds() {
         p.init_transactions(Duration::from_secs(30)).unwrap();
         p.begin_transaction().unwrap();
         p.send(
-            BaseRecord::<str, str>::to(&config_topic)
+            BaseRecord::<str, str>::to(&stuck_topic)
                 .key("half-written")
                 .payload("{}"),
         )
@@ -262,8 +290,7 @@ async fn a_config_write_left_open_by_a_dead_leader_is_aborted_within_seconds() {
     println!("task running {:?} after the restart", restarted.elapsed());
     let log = w.log_text();
     assert!(
-        log.contains("the config writer's transaction has been open for")
-            && log.contains("aborted the stuck transaction"),
+        log.contains(reported) && log.contains("aborted the stuck transaction"),
         "the stuck transaction is reported and cleared:\n{log}"
     );
     assert_eq!(w.get("/connectors").await.unwrap(), json!(["vs"]));

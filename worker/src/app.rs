@@ -87,12 +87,16 @@ pub async fn start(
     // Before the internal topics are read: a config write left open by a dead leader would
     // hold that read.
     let transactions = crate::stuck_transactions::TransactionWatch::new(&config);
+    let stores_read = CancellationToken::new();
     if let Some(t) = &transactions {
-        t.spawn(shutdown.clone());
+        t.spawn(shutdown.clone(), stores_read.clone());
     }
 
     let (config_store, offset_store, status_store) = tokio::select! {
-        stores = start_stores(&config) => stores?,
+        stores = start_stores(&config) => {
+            stores_read.cancel();
+            stores?
+        }
         _ = shutdown.cancelled() => {
             servers.join().await?;
             tracing::info!("worker stopped before it finished starting");

@@ -12,6 +12,15 @@
 //! (`InitProducerId` through a producer with it). A live leader whose write was that slow finds
 //! its writer fenced and claims it again.
 //!
+//! A task killed in the middle of a transaction leaves it open on the offsets topic too, and a
+//! worker starting reads that topic `read_committed` before it joins the group: until it has,
+//! nobody leads, and the leader's scan below cannot run. So while its internal topics are not
+//! read yet, a starting worker lists the open transactions every [`SCAN_INTERVAL`] itself: one
+//! of this group's task ids, open longer than the threshold, that has written the offsets topic
+//! and is still open at the next look, is aborted by fencing the id. (A live task writes its
+//! offsets records last, right before it commits: its transaction is on the offsets topic for
+//! milliseconds, never across two looks.)
+//!
 //! The tasks: every [`SCAN_INTERVAL`] the leader lists the cluster's open transactions
 //! (ListTransactions on every broker, then DescribeTransactions) older than the threshold. One
 //! of a task id of this group (`<group.id>-<connector>-<task>`) whose task the group does not
@@ -204,7 +213,9 @@ impl TransactionWatch {
     /// Starts the watchdog when the leader writes transactionally (`exactly.once.source.support`
     /// preparing or enabled) and `stuck.transaction.timeout.ms` is not -1; runs until
     /// `shutdown`.
-    pub fn spawn(self: &Arc<Self>, shutdown: CancellationToken) {
+    /// `stores_read` is cancelled once the worker has read its internal topics: until then it
+    /// looks for dead tasks' transactions holding that read (see the module doc).
+    pub fn spawn(self: &Arc<Self>, shutdown: CancellationToken, stores_read: CancellationToken) {
         let Some(threshold) = self.threshold else {
             return;
         };
@@ -216,6 +227,7 @@ impl TransactionWatch {
             let mut tick = tokio::time::interval(CHECK_INTERVAL);
             let mut last_scan = tokio::time::Instant::now();
             let mut describes = true;
+            let mut suspects = HashSet::new();
             loop {
                 tokio::select! {
                     _ = shutdown.cancelled() => return,
@@ -224,9 +236,15 @@ impl TransactionWatch {
                 if describes {
                     describes = watch.check_config_writer(threshold).await;
                 }
-                if last_scan.elapsed() >= SCAN_INTERVAL && watch.live_work.tasks().is_some() {
+                if last_scan.elapsed() < SCAN_INTERVAL {
+                    continue;
+                }
+                if watch.live_work.tasks().is_some() {
                     last_scan = tokio::time::Instant::now();
                     watch.scan(threshold).await;
+                } else if describes && !stores_read.is_cancelled() {
+                    last_scan = tokio::time::Instant::now();
+                    suspects = watch.startup_scan(threshold, &suspects).await;
                 }
             }
         });
@@ -262,6 +280,36 @@ impl TransactionWatch {
                 true
             }
         }
+    }
+
+    /// A starting worker's look for dead tasks' transactions on the offsets topic it must read
+    /// (module doc): fences those in `suspects` (seen at the last look) and returns the ones to
+    /// look at again.
+    async fn startup_scan(
+        &self,
+        threshold: Duration,
+        suspects: &HashSet<(String, i64)>,
+    ) -> HashSet<(String, i64)> {
+        let open = match self.open(threshold).await {
+            Ok(o) => o,
+            Err(e) => {
+                tracing::debug!(error = %e, "could not list the cluster's open transactions");
+                return suspects.clone();
+            }
+        };
+        let (fence, next) = holding_start_up(&open, &self.internal_topics[1], suspects);
+        for t in fence {
+            tracing::warn!(
+                transactional_id = %t.transactional_id,
+                open_ms = t.open_ms,
+                partitions = %t.partitions.join(","),
+                "a task's transaction has been open for {} s on the offsets topic this worker reads before it joins the group; aborting it by fencing {} (stuck.transaction.timeout.ms)",
+                t.open_ms / 1000,
+                t.transactional_id
+            );
+            self.fence(&self.internal_client, &t.transactional_id).await;
+        }
+        next
     }
 
     /// The leader's look at every open transaction older than `threshold`.
@@ -347,6 +395,35 @@ impl TransactionWatch {
     }
 }
 
+/// Of `open`, this group's task transactions that wrote `offsets_topic`: those already in
+/// `suspects` (the last look) to fence, and all of them, the suspects of the next look.
+fn holding_start_up<'a>(
+    open: &'a [OpenTransaction],
+    offsets_topic: &str,
+    suspects: &HashSet<(String, i64)>,
+) -> (Vec<&'a OpenTransaction>, HashSet<(String, i64)>) {
+    let on_offsets = |t: &OpenTransaction| {
+        t.partitions.iter().any(|p| {
+            p.rsplit_once('-')
+                .is_some_and(|(topic, n)| topic == offsets_topic && n.parse::<i32>().is_ok())
+        })
+    };
+    let mut fence = Vec::new();
+    let mut next = HashSet::new();
+    for t in open {
+        if !matches!(t.owner, Owner::Task { .. }) || !on_offsets(t) {
+            continue;
+        }
+        let key = (t.transactional_id.clone(), t.start_ms);
+        if suspects.contains(&key) {
+            fence.push(t);
+        } else {
+            next.insert(key);
+        }
+    }
+    (fence, next)
+}
+
 fn partitions(d: &TransactionDescription) -> Vec<String> {
     d.topics
         .iter()
@@ -401,6 +478,55 @@ mod tests {
             task_of_transactional_id("connect", "connect-cluster-g"),
             None
         );
+    }
+
+    #[test]
+    fn a_starting_worker_fences_a_task_transaction_seen_twice_on_its_offsets_topic() {
+        let txn = |id: &str, owner: Owner, partitions: &[&str]| OpenTransaction {
+            transactional_id: id.into(),
+            state: "Ongoing".into(),
+            producer_id: 1,
+            producer_epoch: 0,
+            start_ms: 100,
+            open_ms: 6000,
+            partitions: partitions.iter().map(|p| p.to_string()).collect(),
+            owner,
+        };
+        let task = || Owner::Task {
+            connector: "vs".into(),
+            task: 0,
+            running: None,
+        };
+        let open = [
+            txn("g-vs-0", task(), &["data-0", "g-offsets-3"]),
+            // Not (yet) on the offsets topic: a live task between polls, or one that died early.
+            txn("g-vs-1", task(), &["data-1"]),
+            // Another topic whose name starts like the offsets topic's.
+            txn("g-vs-2", task(), &["g-offsets-x-1"]),
+            txn("g-cluster", Owner::ConfigWriter, &["g-offsets-1"]),
+            txn("other", Owner::Foreign, &["g-offsets-2"]),
+        ];
+        let (fence, next) = holding_start_up(&open, "g-offsets", &HashSet::new());
+        assert!(fence.is_empty(), "nothing fenced at the first look");
+        assert_eq!(next, HashSet::from([("g-vs-0".to_owned(), 100)]));
+        let (fence, next) = holding_start_up(&open, "g-offsets", &next);
+        assert_eq!(
+            fence
+                .iter()
+                .map(|t| t.transactional_id.as_str())
+                .collect::<Vec<_>>(),
+            ["g-vs-0"]
+        );
+        assert!(next.is_empty());
+        // A new transaction of the same id (another start) is a new suspect, not fenced.
+        let mut later = open[0].clone();
+        later.start_ms = 200;
+        let (fence, _) = holding_start_up(
+            std::slice::from_ref(&later),
+            "g-offsets",
+            &HashSet::from([("g-vs-0".to_owned(), 100)]),
+        );
+        assert!(fence.is_empty());
     }
 
     #[test]
