@@ -24,6 +24,7 @@ test's output. Exits 1 if any test failed or timed out.
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -131,6 +132,7 @@ class Job:
         self.proc = self.out = self.started = None
         self.elapsed = 0.0
         self.status = None
+        self.counts = [0, 0, 0]
 
     @property
     def name(self):
@@ -165,6 +167,26 @@ def plan(binaries, long, doc):
     # Longest first; a group's members keep that order among themselves.
     jobs.sort(key=lambda j: -j.expected)
     return jobs
+
+
+RESULT = re.compile(r"^test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored")
+
+
+def echo_libtest(job):
+    """Repeat the libtest lines of a finished job as `cargo test` prints them (`test x ... ok`,
+    `test result: ...`), and count its tests by what libtest itself reported."""
+    job.out.seek(0)
+    job.counts = [0, 0, 0]
+    for line in job.out:
+        line = line.rstrip("\n")
+        m = RESULT.match(line)
+        if m:
+            for i in range(3):
+                job.counts[i] += int(m.group(i + 1))
+        if m or (line.startswith("test ") and " ... " in line):
+            print(line, flush=True)
+    if job.status != "ok" and job.counts[1] == 0:
+        job.counts[1] = 1  # a crash or timeout before libtest could say so
 
 
 def run(jobs, slots, timeout, scratch):
@@ -214,6 +236,7 @@ def run(jobs, slots, timeout, scratch):
                 busy_groups.discard(j.group)
             log(f"{j.status:>10} {j.elapsed:7.1f}s  {j.name}   [{len(done)}/{len(jobs)}, "
                 f"{now - started_all:.0f}s]")
+            echo_libtest(j)
     return done, time.monotonic() - started_all
 
 
@@ -254,6 +277,9 @@ def main():
         print(f"\n===== {j.status}: {j.name} ({j.elapsed:.0f}s) =====")
         print(text[-60000:])
     log(f"{len(done) - len(failed)} passed, {len(failed)} failed, in {wall:.0f}s")
+    total = [sum(j.counts[i] for j in done) for i in range(3)]
+    print(f"\ntest result: {'FAILED' if failed else 'ok'}. {total[0]} passed; {total[1]} failed; "
+          f"{total[2]} ignored; 0 measured; 0 filtered out; finished in {wall:.2f}s", flush=True)
     for j in failed:
         log(f"failed: {j.name}")
     sys.exit(1 if failed else 0)

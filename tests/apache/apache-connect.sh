@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Apache Kafka Connect 4.4 (the reference implementation) as a single distributed worker: to
+# Apache Kafka Connect 4.4 (the reference implementation) as a single distributed (or
+# standalone, below) worker: to
 # compare its REST answers with ours (tests/golden/apache-4.4/ holds what capture-golden.sh
 # recorded with it), for the side-by-side benchmark, and for tests/tests/migration.rs, which
 # moves a cluster from it to our worker and back (so CI runs it: Java 17+ and Maven needed).
@@ -38,6 +39,13 @@
 #   the java command line; Apache's bin/connect-distributed.sh would use -Xms256M -Xmx2G, and its
 #   kafka-run-class.sh -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 ... (side_by_side passes
 #   those).
+#
+# - Standalone: with APACHE_CONNECT_MODE=standalone, `start` runs Apache's standalone worker
+#   (org.apache.kafka.connect.cli.ConnectStandalone, same jars) instead: no group or internal
+#   topics, source offsets in $APACHE_CONNECT_OFFSETS_FILE (default $run/connect.offsets; give
+#   a path outside the run directory to keep it across starts), the connector files of
+#   APACHE_CONNECT_CONNECTORS (space-separated paths) on its command line
+#   (tests/tests/standalone.rs).
 #
 # `start` prints APACHE_CONNECT_URL=... and APACHE_CONNECT_STATUS_TOPIC=... as its last lines
 # (the status topic the worker uses, APACHE_CONNECT_WORKER_PROPS' if it names one).
@@ -101,7 +109,22 @@ start() {
   fi
   rm -rf "$run"; mkdir -p "$run"
   local id; id=$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')
-  cat > "$run/worker.properties" <<EOF
+  local main=org.apache.kafka.connect.cli.ConnectDistributed connectors=
+  if [ "${APACHE_CONNECT_MODE:-distributed}" = standalone ]; then
+    main=org.apache.kafka.connect.cli.ConnectStandalone
+    connectors=${APACHE_CONNECT_CONNECTORS:-}
+    cat > "$run/worker.properties" <<EOF
+bootstrap.servers=$bootstrap
+key.converter=org.apache.kafka.connect.json.JsonConverter
+value.converter=org.apache.kafka.connect.json.JsonConverter
+offset.storage.file.filename=${APACHE_CONNECT_OFFSETS_FILE:-$run/connect.offsets}
+offset.flush.interval.ms=1000
+listeners=http://127.0.0.1:$port
+rest.advertised.host.name=127.0.0.1
+rest.advertised.port=$port
+EOF
+  else
+    cat > "$run/worker.properties" <<EOF
 bootstrap.servers=$bootstrap
 group.id=apache-golden-$id
 key.converter=org.apache.kafka.connect.json.JsonConverter
@@ -120,6 +143,7 @@ rest.advertised.host.name=127.0.0.1
 rest.advertised.port=$port
 scheduled.rebalance.max.delay.ms=0
 EOF
+  fi
   if [ -n "${APACHE_CONNECT_WORKER_PROPS:-}" ]; then
     printf '%s\n' "$APACHE_CONNECT_WORKER_PROPS" >> "$run/worker.properties"
   fi
@@ -139,7 +163,7 @@ EOF
   # shellcheck disable=SC2086 # the options are word lists
   nohup java ${APACHE_CONNECT_HEAP_OPTS:--Xmx512m} ${APACHE_CONNECT_JVM_OPTS:-} -cp "$classes:$lib/*" \
     -Dlog4j2.configurationFile="$run/log4j2.properties" \
-    org.apache.kafka.connect.cli.ConnectDistributed "$run/worker.properties" \
+    "$main" "$run/worker.properties" $connectors \
     > "$run/stdout.log" 2>&1 &
   echo $! > "$run/pid"
   local i

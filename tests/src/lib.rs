@@ -11,6 +11,7 @@
 //! Every test uses random topic, group and transactional ids ([`unique`]) so tests can share one
 //! cluster, run in parallel and be re-run without cleanup.
 
+pub mod bench;
 pub mod kafka;
 pub mod postgres;
 pub mod proxy;

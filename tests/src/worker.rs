@@ -71,6 +71,9 @@ pub struct ClusterSpec {
     /// Extra environment variables of the worker processes (after the harness's own, so
     /// `RUST_LOG` can be overridden).
     pub env: BTreeMap<String, String>,
+    /// `Some(connector files)`: the workers are standalone ones (`connect-worker standalone
+    /// <worker.properties> <connector files...>`); see [`ClusterSpec::standalone`].
+    pub standalone: Option<Vec<PathBuf>>,
 }
 
 impl ClusterSpec {
@@ -116,7 +119,40 @@ impl ClusterSpec {
             props,
             client: None,
             env: BTreeMap::new(),
+            standalone: None,
         }
+    }
+
+    /// A standalone worker (`connect-worker standalone`) with `connector_files` on its
+    /// command line: the harness's converters, flush interval and file confinement, its
+    /// offsets in `<dir>/connect.offsets`, no group or internal-topic keys. `group_id` is
+    /// still unique: use it to name topics and connectors.
+    pub fn standalone(prefix: &str, connector_files: Vec<PathBuf>) -> Self {
+        let mut spec = ClusterSpec::new(prefix);
+        spec.props.retain(|k, _| {
+            [
+                "bootstrap.servers",
+                "key.converter",
+                "value.converter",
+                "key.converter.schemas.enable",
+                "value.converter.schemas.enable",
+                "offset.flush.interval.ms",
+                FILE_CONNECTOR_ALLOWED_DIRS,
+            ]
+            .contains(&k.as_str())
+        });
+        let offsets = spec.offsets_file();
+        spec.props.insert(
+            "offset.storage.file.filename".to_owned(),
+            offsets.display().to_string(),
+        );
+        spec.standalone = Some(connector_files);
+        spec
+    }
+
+    /// The offsets file of a [`standalone`](Self::standalone) spec.
+    pub fn offsets_file(&self) -> PathBuf {
+        self.dir.join("connect.offsets")
     }
 
     /// Talk to this cluster's workers with `client`.
@@ -224,8 +260,12 @@ impl WorkerProc {
             .append(true)
             .open(&log)
             .unwrap();
-        let child = Command::new(worker_binary())
-            .arg(&props_path)
+        let mut command = Command::new(worker_binary());
+        match &spec.standalone {
+            Some(files) => command.arg("standalone").arg(&props_path).args(files),
+            None => command.arg(&props_path),
+        };
+        let child = command
             .env("RUST_LOG", "info,rdkafka=warn")
             .env("NO_COLOR", "1")
             .envs(&spec.env)
@@ -342,6 +382,24 @@ impl WorkerProc {
         } else {
             Err(format!("{status}: {body}"))
         }
+    }
+
+    /// The value of one sample of `GET /metrics` (`series`: the name with its labels, as
+    /// printed), if the worker reports it.
+    pub async fn metric(&self, series: &str) -> Option<f64> {
+        let text = self
+            .client
+            .get(self.url("/metrics"))
+            .send()
+            .await
+            .ok()?
+            .text()
+            .await
+            .ok()?;
+        text.lines().find_map(|l| {
+            let rest = l.strip_prefix(series)?.strip_prefix(' ')?;
+            rest.split_whitespace().next()?.parse().ok()
+        })
     }
 
     /// Sends a request with a JSON body; returns (status, body or Null).

@@ -710,3 +710,144 @@ async fn the_override_policy_refuses_what_it_forbids() {
         }
     }
 }
+
+/// `connector.client.config.override.policy=Allowlist` (Apache 4.2+), by alias and class names,
+/// with `connector.client.config.override.allowlist`: an override of a listed client key is
+/// accepted and the connector runs; any other is a validation error on its key with Apache's
+/// message and refuses creation; a duplicate is dropped (as Apache 4.4's ConfigDef does) and an
+/// empty entry stops start-up with Apache's message.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_allowlist_policy_allows_only_the_listed_client_keys() {
+    for policy in [
+        "Allowlist",
+        "AllowlistConnectorClientConfigOverridePolicy",
+        "org.apache.kafka.connect.connector.policy.AllowlistConnectorClientConfigOverridePolicy",
+    ] {
+        let spec = ClusterSpec::new("override-allowlist")
+            .set("connector.client.config.override.policy", policy)
+            .set(
+                "connector.client.config.override.allowlist",
+                "linger.ms, acks, linger.ms",
+            );
+        let w = spec.start_worker().await;
+        w.wait_healthy().await;
+        let config = json!({
+            "name": "src",
+            "connector.class": VERIFIABLE, "topic": unique("allowlist"), "throughput": "10",
+            "producer.override.linger.ms": "5", "producer.override.batch.size": "1000",
+            "producer.override.acks": "all",
+        });
+        let (s, infos) = w
+            .send(
+                "PUT",
+                "/connector-plugins/VerifiableSourceConnector/config/validate",
+                Some(config.clone()),
+            )
+            .await;
+        assert_eq!(s, 200, "{policy}: {infos}");
+        assert_eq!(infos["error_count"], 1, "{policy}: {infos}");
+        let errors = |key: &str| -> Vec<Value> {
+            infos["configs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c["value"]["name"] == key)
+                .flat_map(|c| c["value"]["errors"].as_array().cloned().unwrap_or_default())
+                .collect()
+        };
+        assert_eq!(
+            errors("producer.override.batch.size"),
+            vec![json!(
+                "The 'Allowlist' policy does not allow 'batch.size' to be overridden in the connector configuration."
+            )],
+            "{policy}: {infos}"
+        );
+        assert!(
+            errors("producer.override.linger.ms").is_empty(),
+            "{policy}: {infos}"
+        );
+        let (s, body) = w
+            .send(
+                "POST",
+                "/connectors",
+                Some(json!({"name": "src", "config": config})),
+            )
+            .await;
+        assert_eq!(s, 400, "{policy}: {body}");
+        assert!(
+            body["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("The 'Allowlist' policy does not allow 'batch.size' to be overridden"),
+            "{policy}: {body}"
+        );
+        if policy == "Allowlist" {
+            let mut allowed = config.clone();
+            allowed
+                .as_object_mut()
+                .unwrap()
+                .remove("producer.override.batch.size");
+            create(&w, "src", allowed).await;
+            eventually(
+                Duration::from_secs(60),
+                "the allowed source running",
+                || running_tasks(&w, "src", 1),
+            )
+            .await;
+        }
+    }
+
+    // An empty allowlist (Apache's default) allows nothing.
+    let spec = ClusterSpec::new("override-allowlist-empty")
+        .set("connector.client.config.override.policy", "Allowlist");
+    let w = spec.start_worker().await;
+    w.wait_healthy().await;
+    let (s, body) = w
+        .send(
+            "POST",
+            "/connectors",
+            Some(json!({"name": "src", "config": {
+                "connector.class": VERIFIABLE, "topic": unique("allowlist"), "throughput": "10",
+                "consumer.override.security.protocol": "PLAINTEXT"}})),
+        )
+        .await;
+    assert_eq!(s, 400, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("The 'Allowlist' policy does not allow 'security.protocol' to be overridden"),
+        "{body}"
+    );
+    drop(w);
+
+    // An empty entry: Apache's ValidList message, once, and the worker does not start.
+    let dir = std::env::temp_dir().join(unique("allowlist-dup"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("worker.properties");
+    std::fs::write(
+        &file,
+        "bootstrap.servers=127.0.0.1:1\ngroup.id=g\nconfig.storage.topic=c\n\
+         offset.storage.topic=o\nstatus.storage.topic=s\n\
+         key.converter=org.apache.kafka.connect.json.JsonConverter\n\
+         value.converter=org.apache.kafka.connect.json.JsonConverter\n\
+         connector.client.config.override.policy=Allowlist\n\
+         connector.client.config.override.allowlist=linger.ms,,acks\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(connect_tests::worker::worker_binary())
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.matches(
+            "Configuration 'connector.client.config.override.allowlist' values must not be empty."
+        )
+        .count(),
+        1,
+        "{err}"
+    );
+    assert!(!err.contains("Invalid value"), "{err}");
+}

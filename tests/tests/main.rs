@@ -35,6 +35,7 @@ mod shutdown;
 mod sink_object_store;
 mod sink_postgres;
 mod source_postgres;
+mod standalone;
 mod storage_topics;
 mod task_failures;
 mod topic_creation;

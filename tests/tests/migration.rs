@@ -53,6 +53,8 @@ fn help_names_every_subcommand_and_usage_errors_exit_2() {
     assert_eq!(code, Some(0), "{help}");
     for word in [
         "<worker.properties>",
+        "standalone",
+        "connector.properties|connector.json",
         "check",
         "--no-kafka",
         "verify",
@@ -87,6 +89,8 @@ fn help_names_every_subcommand_and_usage_errors_exit_2() {
         &["frobnicate"],
         &["check"],
         &["check", "/no/such/worker.properties"],
+        &["standalone"],
+        &["standalone", "/no/such/worker.properties"],
         &["verify", "--topic", "t"],
     ] {
         let (code, stdout, stderr) = run(args);

@@ -1,8 +1,9 @@
 //! The composition root as a library: [`start`] reaches Kafka, binds the REST listeners
 //! (answering `starting` meanwhile), opens the internal topics, joins the group through the
 //! herder and serves the REST API until `shutdown`, then stops every task (committing
-//! offsets), leaves the group and returns. `main` parses arguments and calls it; tests can
-//! too.
+//! offsets), leaves the group and returns. [`start_standalone`] runs the same herder and
+//! runtime on in-memory config and status stores and an offsets file, as a group of one
+//! (`cluster::standalone`). `main` parses arguments and calls them; tests can too.
 
 use std::sync::Arc;
 
@@ -44,6 +45,12 @@ pub enum StartError {
     HerderPanicked(#[from] tokio::task::JoinError),
     #[error("worker stopped: {0}")]
     Herder(String),
+    /// A standalone worker's offsets file that cannot be read (the message names it).
+    #[error("{0}")]
+    OffsetsFile(StorageError),
+    /// A standalone worker's connector file whose connector could not be created.
+    #[error("Failed to create connector for {path}: {message}")]
+    ConnectorFile { path: String, message: String },
 }
 
 /// Runs one distributed worker until `shutdown` fires (Ok) or the herder fails (Err).
@@ -104,6 +111,123 @@ pub async fn start(
         }
     };
 
+    run(Composition {
+        config,
+        config_store,
+        offset_store,
+        status_store,
+        worker_id,
+        worker_url,
+        kafka_cluster_id,
+        log_levels,
+        stage,
+        transactions,
+        servers,
+        shutdown,
+        standalone: None,
+    })
+    .await
+}
+
+/// Runs one standalone worker (`connect-worker standalone`, Apache's `ConnectStandalone`) until
+/// `shutdown` fires: no group and no internal topics; connector configs and statuses live in
+/// memory, source offsets in `offset.storage.file.filename`. The connectors of
+/// `connector_files` are created once the herder runs, in order, as Apache does; one that
+/// cannot be created stops the worker ([`StartError::ConnectorFile`]).
+pub async fn start_standalone(
+    standalone: crate::config::standalone::StandaloneConfig,
+    connector_files: Vec<crate::config::standalone::ConnectorFile>,
+    log_levels: LogLevels,
+    shutdown: CancellationToken,
+) -> Result<(), StartError> {
+    let config = Arc::new(standalone.worker);
+    // The offsets file first: a corrupt one stops start-up before anything is started.
+    let offset_store = Arc::new(
+        OffsetBackingStore::from_file(&standalone.offset_file).map_err(StartError::OffsetsFile)?,
+    );
+    // As Apache's standalone worker, it asks the cluster for its id (`GET /`).
+    let kafka_cluster_id = crate::startup::fetch_cluster_id(&config)
+        .await
+        .map_err(|source| StartError::Kafka {
+            bootstrap_servers: config.bootstrap_servers.clone(),
+            source,
+        })?;
+    tracing::info!(kafka_cluster_id = %kafka_cluster_id, "connected to Kafka (standalone worker)");
+    let worker_url = rest::advertised_url(&config, hostname);
+    let worker_id = worker_url
+        .split_once("://")
+        .map(|(_, rest)| rest.trim_end_matches('/').to_owned())
+        .unwrap_or_else(|| worker_url.clone());
+    rest::tls_configs(&config)?;
+    crate::peer::configure(&config)?;
+    let stage = WorkerStage::new(STAGE_READING_INTERNAL_TOPICS);
+    let kafka_cluster_id: Arc<str> = kafka_cluster_id.into();
+    let servers = rest::bind(
+        &config,
+        kafka_cluster_id.clone(),
+        stage.clone(),
+        shutdown.clone(),
+    )
+    .await?;
+    tracing::info!(worker_id = %worker_id, advertised_url = %worker_url, offsets_file = %standalone.offset_file.display(), "REST server started");
+    let config_store = Arc::new(ConfigBackingStore::in_memory(config_store_settings(
+        &config,
+    )?));
+    let status_store = Arc::new(StatusBackingStore::in_memory());
+    run(Composition {
+        config,
+        config_store,
+        offset_store,
+        status_store,
+        worker_id,
+        worker_url,
+        kafka_cluster_id,
+        log_levels,
+        stage,
+        transactions: None,
+        servers,
+        shutdown,
+        standalone: Some(connector_files),
+    })
+    .await
+}
+
+/// What [`run`] runs: the stores, read, and the REST listeners, bound.
+struct Composition {
+    config: Arc<WorkerConfig>,
+    config_store: Arc<ConfigBackingStore>,
+    offset_store: Arc<OffsetBackingStore>,
+    status_store: Arc<StatusBackingStore>,
+    worker_id: String,
+    worker_url: String,
+    kafka_cluster_id: Arc<str>,
+    log_levels: LogLevels,
+    stage: WorkerStage,
+    transactions: Option<Arc<crate::stuck_transactions::TransactionWatch>>,
+    servers: rest::RestServers,
+    shutdown: CancellationToken,
+    /// A standalone worker, with the connectors to create once it runs.
+    standalone: Option<Vec<crate::config::standalone::ConnectorFile>>,
+}
+
+/// Starts the herder on the stores, serves every REST resource until `shutdown` fires or the
+/// herder fails, then stops the stores.
+async fn run(c: Composition) -> Result<(), StartError> {
+    let Composition {
+        config,
+        config_store,
+        offset_store,
+        status_store,
+        worker_id,
+        worker_url,
+        kafka_cluster_id,
+        log_levels,
+        stage,
+        transactions,
+        servers,
+        shutdown,
+        standalone,
+    } = c;
     let registry = Arc::new(connect_connectors::builtin_plugins());
     let track_topics = config
         .raw
@@ -135,6 +259,7 @@ pub async fn start(
         log_levels,
         stage,
         transactions,
+        standalone: standalone.is_some(),
     });
     let herder = Herder::new(HerderParts {
         config: config.clone(),
@@ -150,9 +275,36 @@ pub async fn start(
 
     servers.ready(RestState {
         kafka_cluster_id,
-        herder: Some(handle),
+        herder: Some(handle.clone()),
     });
     tracing::info!("internal topics read; every REST resource is served");
+
+    let mut failed_file = None;
+    for file in standalone.into_iter().flatten() {
+        match handle
+            .create_connector(&file.name, file.config.clone(), file.initial_state)
+            .await
+        {
+            Ok(_) => {
+                tracing::info!(connector = %file.name, file = %file.path.display(), "Created connector {}", file.name)
+            }
+            // SIGTERM while the connectors are created: stop, as Apache does.
+            Err(_) if shutdown.is_cancelled() => break,
+            Err(e) => {
+                tracing::error!(file = %file.path.display(), error = %e, "Failed to create connector for {}", file.path.display());
+                failed_file = Some(StartError::ConnectorFile {
+                    path: file.path.display().to_string(),
+                    message: e.to_string(),
+                });
+                shutdown.cancel();
+                break;
+            }
+        }
+    }
+
+    if failed_file.is_none() {
+        handle.complete_startup();
+    }
 
     let outcome = herder_task.await?;
     shutdown.cancel();
@@ -160,6 +312,9 @@ pub async fn start(
     config_store.stop().await;
     offset_store.stop().await;
     status_store.stop().await;
+    if let Some(e) = failed_file {
+        return Err(e);
+    }
     match outcome {
         Ok(()) => {
             tracing::info!("worker stopped");

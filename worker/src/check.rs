@@ -308,7 +308,8 @@ fn buildable(
         ClientKind::Consumer,
         ClientKind::Admin,
     ] {
-        let overrides = crate::runtime::client_overrides(kind, &props)?;
+        let overrides =
+            crate::runtime::client_overrides(kind, &props, &worker.client_override_policy)?;
         worker
             .kafka_client_with(
                 ClientScope::Worker(kind),
@@ -457,6 +458,40 @@ mod tests {
             found[1]
         );
         assert!(found.iter().all(|f| !f.is_failure()));
+    }
+
+    /// Stored configs (written by Apache) a task here would refuse: a converter version range
+    /// the built-in converters do not meet (KIP-891), an override the policy forbids.
+    #[test]
+    fn stored_version_ranges_and_forbidden_overrides_cannot_run() {
+        let f = check(&[
+            ("name", "c1"),
+            ("connector.class", "VerifiableSource"),
+            ("topic", "t"),
+            ("value.converter.plugin.version", "[1.0,2.0)"),
+        ]);
+        assert!(
+            f.is_failure()
+                && f.to_string()
+                    .contains("which does not match the required version range [1.0,2.0)"),
+            "{f}"
+        );
+        let f = check_connector(
+            &worker("connector.client.config.override.policy=None\n"),
+            &connect_connectors::builtin_plugins(),
+            "c1",
+            &connector(&[
+                ("name", "c1"),
+                ("connector.class", "VerifiableSource"),
+                ("topic", "t"),
+                ("producer.override.linger.ms", "5"),
+            ]),
+        );
+        assert!(
+            f.is_failure()
+                && f.to_string().contains("Client Config Overrides not allowed [[linger.ms,5,[],[The 'None' policy does not allow 'linger.ms' to be overridden in the connector configuration.],true]]"),
+            "{f}"
+        );
     }
 
     #[test]

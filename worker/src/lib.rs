@@ -1,9 +1,11 @@
 //! The Kafka Connect-compatible worker runtime.
 //!
-//! - [`app`]: the composition root, [`app::start`]: everything `main` runs
+//! - [`app`]: the composition root, [`app::start`]: everything `main` runs;
+//!   [`app::start_standalone`]: the same herder and runtime as a standalone worker
 //! - [`config`]: worker properties (Java `.properties`, the keys of `connect-distributed.properties`)
 //! - [`cluster`]: group membership over Kafka's classic group APIs, protocol codecs, assignors
-//! - [`storage`]: the Kafka-backed log and the config, offset and status stores in Connect's formats
+//! - [`storage`]: the Kafka-backed log and the config, offset and status stores in Connect's
+//!   formats; the standalone worker's in-process logs and Apache's offsets file
 //! - [`herder`]: the distributed herder: assignments + config changes -> running work; its
 //!   typed API ([`herder::api`]) is the only writer of cluster changes
 //! - [`runtime`]: connector and task instances: the source and sink task runners

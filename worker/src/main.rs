@@ -1,5 +1,6 @@
-//! `connect-worker <worker.properties>`: starts one distributed worker; `connect-worker check`
-//! and `connect-worker verify` are tools around it.
+//! `connect-worker <worker.properties>`: starts one distributed worker; `connect-worker
+//! standalone` starts a standalone one (also as `connect-standalone`); `connect-worker check`
+//! and `connect-worker verify` are tools around them.
 //!
 //! It parses the arguments (a usage error prints the usage and exits 2), sets up logging and
 //! runs [`connect_worker::app::start`] until SIGTERM or Ctrl-C, or dispatches to a subcommand.
@@ -37,6 +38,20 @@ struct Cli {
 
 #[derive(Debug, clap::Subcommand)]
 enum Command {
+    /// Run a standalone worker (Apache's connect-standalone): no group and no internal
+    /// topics; connector configs and statuses in memory (connectors created over REST are
+    /// gone after a restart), source offsets in offset.storage.file.filename. Also run as
+    /// `connect-standalone <worker.properties> [connector files ...]` through a link of that
+    /// name.
+    Standalone {
+        /// Worker config in Java .properties format (the keys of connect-standalone.properties).
+        #[arg(value_name = "worker.properties", value_parser = existing_file)]
+        worker_properties: PathBuf,
+        /// Connectors to create at start, in order: Java .properties files or JSON, either a
+        /// flat object of strings or {"name": ..., "config": {...}}; each needs `name`.
+        #[arg(value_name = "connector.properties|connector.json")]
+        connector_files: Vec<PathBuf>,
+    },
     /// Before moving an Apache Kafka Connect cluster onto this worker: check its worker
     /// properties (refused values; ignored and unknown keys) and, on its Kafka cluster, whether
     /// every connector of its config topic can run here. Writes nothing. Exits 0 when nothing
@@ -104,6 +119,7 @@ fn synopsis(command: &clap::Command) -> String {
         let text = match arg.get_long() {
             Some(long) if arg.get_action().takes_values() => format!("--{long} <{value}>"),
             Some(long) => format!("--{long}"),
+            None if matches!(arg.get_action(), clap::ArgAction::Append) => format!("<{value}>..."),
             None => format!("<{value}>"),
         };
         parts.push(if arg.is_required_set() {
@@ -125,19 +141,21 @@ fn parse_cli() -> Cli {
         .filter(|c| c.get_name() != "help")
         .map(|c| format!("  connect-worker {}", synopsis(c)))
         .collect();
+    let args = cli_args();
     let mut command = command.after_help(format!(
         "Subcommands and their arguments (`connect-worker <COMMAND> --help` explains each):\n{}",
         synopses.join("\n")
     ));
     // The usage of the subcommand being run, if one is.
-    let usage = match std::env::args()
-        .nth(1)
+    let usage = match args
+        .get(1)
+        .cloned()
         .and_then(|a| command.find_subcommand_mut(&a).cloned())
     {
         Some(mut sub) => sub.render_usage(),
         None => command.render_usage(),
     };
-    let matches = command.try_get_matches().unwrap_or_else(|e| {
+    let matches = command.try_get_matches_from(args).unwrap_or_else(|e| {
         if e.use_stderr() && !e.to_string().contains("Usage:") {
             // Not every clap error shows the usage (an invalid value does not).
             let _ = e.print();
@@ -148,6 +166,29 @@ fn parse_cli() -> Cli {
     });
     Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
+
+/// The program name of Apache's standalone script: run under that name (a link to this
+/// binary), the arguments are those of `connect-worker standalone`.
+const STANDALONE_PROGRAM: &str = "connect-standalone";
+
+/// The arguments, as `connect-worker standalone ...` when run as [`STANDALONE_PROGRAM`].
+fn cli_args() -> Vec<String> {
+    let mut args: Vec<String> = std::env::args().collect();
+    let program = args
+        .first()
+        .and_then(|a| std::path::Path::new(a).file_name())
+        .and_then(|n| n.to_str())
+        .map(|n| n.trim_end_matches(".sh").to_owned());
+    if program.as_deref() == Some(STANDALONE_PROGRAM) {
+        args[0] = "connect-worker".to_owned();
+        args.insert(1, "standalone".to_owned());
+    }
+    args
+}
+
+/// Exit status when a connector file of a standalone worker cannot be used (Apache's
+/// `ConnectStandalone` exits 3 on a connector error).
+const EXIT_CONNECTOR_FILE: i32 = 3;
 
 /// Prints the verdict of `connect-worker verify`; true when exact.
 #[allow(clippy::print_stdout)]
@@ -222,6 +263,39 @@ async fn main() -> anyhow::Result<()> {
             .await??;
             std::process::exit(if exact { 0 } else { 1 });
         }
+        Some(Command::Standalone {
+            worker_properties,
+            connector_files,
+        }) => {
+            let log_levels = init_worker_logging()?;
+            let config = connect_worker::config::standalone::StandaloneConfig::from_file(
+                &worker_properties,
+            )?;
+            // Every file is read before anything starts: a bad one is a start-up error
+            // naming it (Apache reads them once its REST server runs).
+            let mut connectors = Vec::new();
+            for path in &connector_files {
+                match connect_worker::config::standalone::read_connector_file(path) {
+                    Ok(c) => connectors.push(c),
+                    Err(e) => {
+                        tracing::error!(file = %path.display(), "{e}");
+                        eprintln!("{e}");
+                        std::process::exit(EXIT_CONNECTOR_FILE);
+                    }
+                }
+            }
+            let shutdown = shutdown_on_signal();
+            match connect_worker::app::start_standalone(config, connectors, log_levels, shutdown)
+                .await
+            {
+                Ok(()) => return Ok(()),
+                Err(e @ connect_worker::app::StartError::ConnectorFile { .. }) => {
+                    eprintln!("{e}");
+                    std::process::exit(EXIT_CONNECTOR_FILE);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
         None => {}
     }
     let properties = cli
@@ -229,6 +303,13 @@ async fn main() -> anyhow::Result<()> {
         .expect("clap requires the properties file without a subcommand");
     let log_levels = init_worker_logging()?;
     let config = Arc::new(WorkerConfig::from_file(&properties)?);
+    let shutdown = shutdown_on_signal();
+    connect_worker::app::start(config, log_levels, shutdown).await?;
+    Ok(())
+}
+
+/// A token cancelled at SIGTERM or Ctrl-C.
+fn shutdown_on_signal() -> CancellationToken {
     let shutdown = CancellationToken::new();
     tokio::spawn({
         let shutdown = shutdown.clone();
@@ -238,8 +319,7 @@ async fn main() -> anyhow::Result<()> {
             shutdown.cancel();
         }
     });
-    connect_worker::app::start(config, log_levels, shutdown).await?;
-    Ok(())
+    shutdown
 }
 
 #[allow(clippy::print_stdout)]

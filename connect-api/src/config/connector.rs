@@ -30,6 +30,12 @@ pub const TASKS_MAX_ENFORCE_CONFIG: &str = "tasks.max.enforce";
 pub const KEY_CONVERTER_CLASS_CONFIG: &str = "key.converter";
 pub const VALUE_CONVERTER_CLASS_CONFIG: &str = "value.converter";
 pub const HEADER_CONVERTER_CLASS_CONFIG: &str = "header.converter";
+/// KIP-891: the version requirement of the connector and of each converter (see
+/// [`super::plugin_version`]).
+pub const CONNECTOR_VERSION_CONFIG: &str = "connector.plugin.version";
+pub const KEY_CONVERTER_VERSION_CONFIG: &str = "key.converter.plugin.version";
+pub const VALUE_CONVERTER_VERSION_CONFIG: &str = "value.converter.plugin.version";
+pub const HEADER_CONVERTER_VERSION_CONFIG: &str = "header.converter.plugin.version";
 pub const TRANSFORMS_CONFIG: &str = "transforms";
 pub const PREDICATES_CONFIG: &str = "predicates";
 pub const CONFIG_RELOAD_ACTION_CONFIG: &str = "config.action.reload";
@@ -159,9 +165,68 @@ pub fn with_worker_converters(def: ConfigDef, key: &str, value: &str, header: &s
     })
 }
 
-/// Keys every connector has (Java's `ConnectorConfig.configDef()`). `order_in_group` numbers are
-/// Connect 4.4's: the gaps (Common 3, 7, 9, 11) are its KIP-891 `*.plugin.version` keys (not
-/// here; README, "Compatibility"). In source connectors' definition the exactly-once group
+/// KIP-891's `*.plugin.version` key as Connect 4.4 defines it; its default and recommended
+/// value, the installed version, are set where the plugin is known
+/// ([`with_plugin_versions`]).
+fn plugin_version_key(
+    name: &str,
+    importance: Importance,
+    doc: &str,
+    order: i32,
+    width: Width,
+    display: &str,
+) -> ConfigKey {
+    ConfigKey::new(name, ConfigType::String, importance, doc)
+        .default_null()
+        .group(COMMON_GROUP, order)
+        .width(width)
+        .display_name(display)
+}
+
+/// The one installed version of a plugin, recommended for its `*.plugin.version` key.
+#[derive(Debug)]
+struct InstalledVersion(String);
+
+impl Recommender for InstalledVersion {
+    fn valid_values(&self, _name: &str, _parsed: &ParsedValues) -> Vec<TypedValue> {
+        vec![TypedValue::String(self.0.clone())]
+    }
+
+    fn visible(&self, _name: &str, _parsed: &ParsedValues) -> bool {
+        true
+    }
+}
+
+/// `def` with the installed versions as defaults and recommended values of the
+/// `*.plugin.version` keys, as Connect 4.4 shows them: `connector` for
+/// `connector.plugin.version`, `converters` (the converter each key's converter class names,
+/// one version for all built-in converters) for the converter keys; `None` leaves a key's
+/// default null (Connect's `GET /connector-plugins/{p}/config` has no converter versions).
+pub fn with_plugin_versions(
+    def: ConfigDef,
+    connector: Option<&str>,
+    converters: Option<&str>,
+) -> ConfigDef {
+    [
+        (CONNECTOR_VERSION_CONFIG, connector),
+        (KEY_CONVERTER_VERSION_CONFIG, converters),
+        (VALUE_CONVERTER_VERSION_CONFIG, converters),
+        (HEADER_CONVERTER_VERSION_CONFIG, converters),
+    ]
+    .into_iter()
+    .fold(def, |def, (name, version)| {
+        match (def.key(name).cloned(), version) {
+            (Some(k), Some(v)) => def.define(
+                k.default_value(TypedValue::String(v.to_owned()))
+                    .recommender(Arc::new(InstalledVersion(v.to_owned()))),
+            ),
+            _ => def,
+        }
+    })
+}
+
+/// Keys every connector has (Java's `ConnectorConfig.configDef()`), with Connect 4.4's
+/// `order_in_group` numbers (KIP-891's `*.plugin.version` keys are Common 3, 7, 9, 11). In source connectors' definition the exactly-once group
 /// starts at 2 because Connect numbers it after `topic.creation.groups` (group "Topic
 /// Creation", 1; see `topic_creation`), one counter for both groups.
 pub fn connector_config_def() -> ConfigDef {
@@ -204,6 +269,7 @@ pub fn connector_config_def() -> ConfigDef {
             .width(Width::Long)
             .display_name("Connector class"),
         )
+        .define(plugin_version_key(CONNECTOR_VERSION_CONFIG, Medium, "Version of the connector.", 3, Width::Medium, "Connector version"))
         .define(tasks_max_key())
         .define(tasks_max_enforce_key())
         .define(
@@ -220,6 +286,7 @@ pub fn connector_config_def() -> ConfigDef {
             .width(Width::Short)
             .display_name("Key converter class"),
         )
+        .define(plugin_version_key(KEY_CONVERTER_VERSION_CONFIG, Low, "Version of the key converter.", 7, Width::Short, "Key converter version"))
         .define(
             ConfigKey::new(
                 VALUE_CONVERTER_CLASS_CONFIG,
@@ -234,6 +301,7 @@ pub fn connector_config_def() -> ConfigDef {
             .width(Width::Short)
             .display_name("Value converter class"),
         )
+        .define(plugin_version_key(VALUE_CONVERTER_VERSION_CONFIG, Low, "Version of the value converter.", 9, Width::Short, "Value converter version"))
         .define(
             ConfigKey::new(
                 HEADER_CONVERTER_CLASS_CONFIG,
@@ -248,6 +316,7 @@ pub fn connector_config_def() -> ConfigDef {
             .width(Width::Short)
             .display_name("Header converter class"),
         )
+        .define(plugin_version_key(HEADER_CONVERTER_VERSION_CONFIG, Low, "Version of the header converter.", 11, Width::Short, "Header converter version"))
         .define(
             ConfigKey::new(TRANSFORMS_CONFIG, T::List, Low, "Aliases for the transformations to be applied to records.")
                 .default_value(TypedValue::List(Vec::new()))

@@ -12,6 +12,7 @@
 pub mod connector;
 mod def;
 mod infos;
+pub mod plugin_version;
 pub mod topic_creation;
 mod typed;
 mod types;

@@ -27,6 +27,8 @@ use crate::error::{ConnectError, Result};
 
 pub const SCHEMAS_ENABLE_CONFIG: &str = "schemas.enable";
 pub const SCHEMAS_CACHE_SIZE_CONFIG: &str = "schemas.cache.size";
+/// KIP-1054 (Apache 4.2+): the schema of every payload read, which then carries no envelope.
+pub const SCHEMA_CONTENT_CONFIG: &str = "schema.content";
 pub const DECIMAL_FORMAT_CONFIG: &str = "decimal.format";
 pub const REPLACE_NULL_WITH_DEFAULT_CONFIG: &str = "replace.null.with.default";
 
@@ -57,6 +59,9 @@ impl Default for JsonOptions {
 #[derive(Debug, Clone)]
 pub struct JsonConverter {
     schemas_enable: bool,
+    /// `schema.content`: with `schemas.enable`, every value read is a bare payload of this
+    /// schema (Apache's `JsonConverter.toConnectData`); writing is unchanged.
+    schema_content: Option<Schema>,
     opts: JsonOptions,
 }
 
@@ -64,9 +69,29 @@ impl Default for JsonConverter {
     fn default() -> Self {
         Self {
             schemas_enable: true,
+            schema_content: None,
             opts: JsonOptions::default(),
         }
     }
+}
+
+/// `schema.content` as Apache's `JsonConverter.configure` reads it: JSON text, then a Connect
+/// schema in JsonConverter's schema form; an empty value is no schema. The errors are
+/// Apache's `DataException` messages.
+pub fn parse_schema_content(text: &str) -> Result<Option<Schema>> {
+    parse_schema_content_with(text, &JsonOptions::default())
+}
+
+fn parse_schema_content_with(text: &str, opts: &JsonOptions) -> Result<Option<Schema>> {
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let json: Json = serde_json::from_str(text).map_err(|e| {
+        ConnectError::data(format!(
+            "Failed to parse schema in converter config due to serialization error: {e}"
+        ))
+    })?;
+    as_connect_schema_with(&json, opts)
 }
 
 impl JsonConverter {
@@ -88,29 +113,48 @@ impl JsonConverter {
             .define(
                 ConfigKey::new(SCHEMAS_ENABLE_CONFIG, ConfigType::Boolean, Importance::High, "Include schemas within each of the serialized values and keys.")
                     .default_value(true)
-                    .group("Schemas", 1)
+                    .group("Schemas", 0)
                     .width(Width::Medium)
                     .display_name("Enable Schemas"),
             )
             .define(
                 ConfigKey::new(SCHEMAS_CACHE_SIZE_CONFIG, ConfigType::Int, Importance::High, "The maximum number of schemas that can be cached in this converter instance.")
                     .default_value(1000)
-                    .group("Schemas", 2)
+                    .group("Schemas", 1)
                     .width(Width::Medium)
                     .display_name("Schema Cache Size"),
+            )
+            .define(
+                ConfigKey::new(SCHEMA_CONTENT_CONFIG, ConfigType::String, Importance::High, "When set, this is used as the schema for all messages, and the schemas within each of the message will be ignored.Otherwise, the schema will be included in the content of each message. This configuration applies only 'schemas.enable' is true, and it exclusively affects the sink connector.")
+                    .default_null()
+                    // Apache's definition has no validator (a bad schema fails the task when
+                    // its converter is configured); here it is an error on the key at
+                    // validation and create, with the message the task would fail with.
+                    .validator(validators::null_or(validators::lambda(
+                        "a Connect schema in JsonConverter's JSON form",
+                        |name, value| {
+                            let text = value.and_then(TypedValue::as_str).unwrap_or_default();
+                            parse_schema_content(text).map(|_| ()).map_err(|e| {
+                                ConnectError::invalid_value(name, text, &e.to_string())
+                            })
+                        },
+                    )))
+                    .group("Schemas", 2)
+                    .width(Width::Medium)
+                    .display_name("Schema Content"),
             )
             .define(
                 ConfigKey::new(DECIMAL_FORMAT_CONFIG, ConfigType::String, Importance::Low, "Controls which format this converter will serialize decimals in. This value is case insensitive and can be either 'BASE64' (default) or 'NUMERIC'")
                     .default_value("BASE64")
                     .validator(validators::one_of_case_insensitive(&["BASE64", "NUMERIC"]))
-                    .group("Serialization", 1)
+                    .group("Serialization", 0)
                     .width(Width::Medium)
                     .display_name("Decimal Format"),
             )
             .define(
                 ConfigKey::new(REPLACE_NULL_WITH_DEFAULT_CONFIG, ConfigType::Boolean, Importance::Low, "Whether to replace fields that have a default value and that are null to the default value. When set to true, the default value is used, otherwise null is used.")
                     .default_value(true)
-                    .group("Serialization", 2)
+                    .group("Serialization", 1)
                     .width(Width::Medium)
                     .display_name("Replace null with default"),
             )
@@ -132,8 +176,15 @@ impl JsonConverter {
         Ok(Json::Object(env))
     }
 
-    /// JSON value -> Connect data (expects the envelope iff `schemas.enable`).
+    /// JSON value -> Connect data (expects the envelope iff `schemas.enable` and no
+    /// `schema.content`).
     pub fn from_json_value(&self, json: &Json) -> Result<SchemaAndValue> {
+        if self.schemas_enable
+            && let Some(schema) = &self.schema_content
+        {
+            let value = to_connect(Some(schema), json, &self.opts)?;
+            return Ok(SchemaAndValue::new(Some(schema.clone()), value));
+        }
         let (schema_json, payload) = if self.schemas_enable {
             match json {
                 Json::Object(m)
@@ -168,6 +219,10 @@ impl Converter for JsonConverter {
                 DecimalFormat::Numeric
             }
             _ => DecimalFormat::Base64,
+        };
+        self.schema_content = match parsed.get(SCHEMA_CONTENT_CONFIG) {
+            Some(TypedValue::String(text)) => parse_schema_content_with(text, &self.opts)?,
+            _ => None,
         };
         Ok(())
     }
@@ -690,6 +745,7 @@ mod tests {
             for format in [DecimalFormat::Base64, DecimalFormat::Numeric] {
                 let c = JsonConverter {
                     schemas_enable,
+                    schema_content: None,
                     opts: JsonOptions {
                         decimal_format: format,
                         replace_null_with_default: true,
@@ -713,5 +769,87 @@ mod tests {
                 }
             }
         }
+    }
+
+    fn configured(pairs: &[(&str, &str)]) -> Result<JsonConverter> {
+        let mut c = JsonConverter::default();
+        let config: ConfigMap = pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        c.configure(&config, false)?;
+        Ok(c)
+    }
+
+    /// KIP-1054, as Apache 4.4's `JsonConverter.toConnectData`: with `schemas.enable`, the
+    /// whole value is a payload of `schema.content`'s schema; without, it is ignored.
+    #[test]
+    fn schema_content_reads_bare_payloads() {
+        let schema = r#"{"type":"struct","fields":[{"field":"id","type":"int32"},{"field":"region","type":"string","optional":true,"default":"eu"}]}"#;
+        let c = configured(&[(SCHEMA_CONTENT_CONFIG, schema)]).unwrap();
+        let got = c.to_connect_data("t", Some(br#"{"id": 7}"#)).unwrap();
+        let s = got.schema.clone().unwrap();
+        assert_eq!(s.schema_type(), SchemaType::Struct);
+        let Value::Struct(st) = &got.value else {
+            panic!("{got:?}")
+        };
+        assert_eq!(st.get("id"), Some(&Value::Int32(7)));
+        assert_eq!(st.get("region"), Some(&Value::String("eu".into())));
+        // An envelope is a payload like any other: here not a struct of this schema.
+        let e = c
+            .to_connect_data("t", Some(br#"{"schema": null, "payload": 1}"#))
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("Invalid null value for required INT32 field"),
+            "{e}"
+        );
+        // Writing keeps the envelope.
+        let bytes = c
+            .from_connect_data("t", Some(&s), &got.value)
+            .unwrap()
+            .unwrap();
+        assert!(bytes.starts_with(br#"{"schema":{"type":"struct""#));
+        // Null stays null.
+        assert_eq!(c.to_connect_data("t", None).unwrap(), SchemaAndValue::NULL);
+        // schemas.enable=false: schemaless, the schema is not used.
+        let c = configured(&[
+            (SCHEMA_CONTENT_CONFIG, schema),
+            (SCHEMAS_ENABLE_CONFIG, "false"),
+        ])
+        .unwrap();
+        assert_eq!(
+            c.to_connect_data("t", Some(b"7")).unwrap().value,
+            Value::Int64(7)
+        );
+        // Empty: no schema, the envelope is expected.
+        let c = configured(&[(SCHEMA_CONTENT_CONFIG, "")]).unwrap();
+        assert!(c.to_connect_data("t", Some(b"7")).is_err());
+    }
+
+    #[test]
+    fn an_invalid_schema_content_is_refused_with_apaches_messages() {
+        let e = configured(&[(SCHEMA_CONTENT_CONFIG, "{not json")]).unwrap_err();
+        assert!(
+            e.to_string().starts_with("Invalid value {not json for configuration schema.content: Failed to parse schema in converter config due to serialization error: "),
+            "{e}"
+        );
+        let e = configured(&[(SCHEMA_CONTENT_CONFIG, r#"{"type":"nope"}"#)]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"Invalid value {"type":"nope"} for configuration schema.content: Unknown schema type: nope"#
+        );
+        let values = JsonConverter::json_config_def().validate(&ConfigMap::from([(
+            SCHEMA_CONTENT_CONFIG.to_owned(),
+            r#"{"type":"array"}"#.to_owned(),
+        )]));
+        let v = values
+            .iter()
+            .find(|v| v.name == SCHEMA_CONTENT_CONFIG)
+            .unwrap();
+        assert_eq!(
+            v.errors,
+            vec![r#"Invalid value {"type":"array"} for configuration schema.content: Array schema did not specify the element type"#.to_owned()]
+        );
     }
 }

@@ -88,15 +88,17 @@ pub(crate) fn as_connect_schema_with(json: &Json, opts: &JsonOptions) -> Result<
         .ok_or_else(|| ConnectError::data("Schema must contain 'type' field"))?;
     let schema_type = SchemaType::from_json_name(type_name)
         .ok_or_else(|| ConnectError::data(format!("Unknown schema type: {type_name}")))?;
+    // Apache's messages for a missing (or null) nested schema.
     let nested = |key: &str| -> Result<Schema> {
-        let j = obj.get(key).ok_or_else(|| {
-            ConnectError::data(format!(
-                "{type_name} schema did not specify the '{key}' schema"
-            ))
-        })?;
-        as_connect_schema_with(j, opts)?.ok_or_else(|| {
-            ConnectError::data(format!("{type_name} schema has a null '{key}' schema"))
-        })
+        let missing = || {
+            ConnectError::data(match key {
+                "items" => "Array schema did not specify the element type",
+                "keys" => "Map schema did not specify the key type",
+                _ => "Map schema did not specify the value type",
+            })
+        };
+        let j = obj.get(key).ok_or_else(missing)?;
+        as_connect_schema_with(j, opts)?.ok_or_else(missing)
     };
     let mut builder = match schema_type {
         SchemaType::Array => SchemaBuilder::array(nested("items")?),

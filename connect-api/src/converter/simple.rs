@@ -1,7 +1,9 @@
 //! The small converters: strings, raw bytes, and the default header converter.
 
 use super::{Converter, HeaderConverter};
-use crate::config::ConfigMap;
+use crate::config::{
+    ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance, TypedValue, Width, validators,
+};
 use crate::data::{Schema, SchemaAndValue, SchemaType, Value};
 use crate::error::{ConnectError, Result};
 
@@ -20,13 +22,51 @@ fn primitive_text(value: &Value) -> Option<String> {
     })
 }
 
-/// Java's `org.apache.kafka.connect.storage.StringConverter` (UTF-8).
+/// Java's `StringConverterConfig.ENCODING_CONFIG`.
+pub const ENCODING_CONFIG: &str = "converter.encoding";
+
+/// Java's `org.apache.kafka.connect.storage.StringConverter` (UTF-8 only: another
+/// `converter.encoding` is refused naming the key).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StringConverter;
 
+impl StringConverter {
+    /// Apache's definition of `converter.encoding`; only UTF-8 (any case, `UTF8` too) is
+    /// accepted here.
+    pub fn string_config_def() -> ConfigDef {
+        ConfigDef::new().define(
+            ConfigKey::new(
+                ENCODING_CONFIG,
+                ConfigType::String,
+                Importance::High,
+                "The name of the Java character set to use for encoding strings as byte arrays.",
+            )
+            .default_value("UTF-8")
+            .validator(validators::lambda("UTF-8", |name, value| {
+                let v = value.and_then(TypedValue::as_str).unwrap_or_default();
+                if v.eq_ignore_ascii_case("UTF-8") || v.eq_ignore_ascii_case("UTF8") {
+                    Ok(())
+                } else {
+                    Err(ConnectError::invalid_value(
+                        name,
+                        v,
+                        "this worker's StringConverter reads and writes UTF-8 only",
+                    ))
+                }
+            }))
+            .width(Width::Medium)
+            .display_name("Encoding"),
+        )
+    }
+}
+
 impl Converter for StringConverter {
-    fn configure(&mut self, _config: &ConfigMap, _is_key: bool) -> Result<()> {
-        Ok(())
+    fn configure(&mut self, config: &ConfigMap, _is_key: bool) -> Result<()> {
+        Self::string_config_def().parse(config).map(|_| ())
+    }
+
+    fn config_def(&self) -> ConfigDef {
+        Self::string_config_def()
     }
 
     fn from_connect_data(

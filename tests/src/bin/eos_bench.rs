@@ -223,23 +223,9 @@ impl Run {
     }
 }
 
-/// User plus system CPU seconds of a process so far (`/proc/<pid>/stat`, Linux).
+/// User plus system CPU seconds of a process so far; 0 without one.
 fn cpu_seconds(pid: Option<i32>) -> f64 {
-    let Some(stat) = pid.and_then(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).ok())
-    else {
-        return 0.0;
-    };
-    // Fields after the command name, which is in parentheses and may contain spaces.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    // utime and stime are fields 14 and 15 of the line: 11 and 12 counted from the state (3).
-    (ticks(11) + ticks(12)) / 100.0
+    pid.map_or(0.0, connect_tests::bench::cpu_seconds)
 }
 
 /// `BENCH_PIN=1`: the broker runs on CPU 0 and each worker on CPU 1, so that neither takes the

@@ -82,7 +82,7 @@ pub enum GroupEvent {
     Fatal(String),
 }
 
-enum Command {
+pub(super) enum Command {
     Rejoin,
     Leave(oneshot::Sender<()>),
 }
@@ -90,8 +90,8 @@ enum Command {
 /// The herder's handle on the member task. Dropping it makes the member leave the group.
 #[derive(Debug)]
 pub struct GroupHandle {
-    commands: mpsc::UnboundedSender<Command>,
-    task: JoinHandle<()>,
+    pub(super) commands: mpsc::UnboundedSender<Command>,
+    pub(super) task: JoinHandle<()>,
 }
 
 impl GroupHandle {

@@ -11,6 +11,7 @@
 //! - [`tls`]: rustls client configuration (CA or system roots, client certificates, optional
 //!   host-name check) and readable TLS failures
 //! - [`sasl`]: the PLAIN, SCRAM-SHA-256/512 and OAUTHBEARER client exchanges
+//! - [`standalone`]: the standalone worker's one-member "group", always leader, no Kafka
 //! - [`member`]: the background task the herder talks to ([`spawn_member`], [`GroupHandle`],
 //!   [`GroupEvent`])
 //!
@@ -66,6 +67,7 @@ pub mod producer;
 pub mod producer_settings;
 pub mod protocol;
 pub mod sasl;
+pub mod standalone;
 pub mod tls;
 pub mod transactions;
 
@@ -74,3 +76,4 @@ pub use member::{GroupEvent, GroupHandle, LiveWork, MembershipConfig, spawn_memb
 pub use protocol::{
     CONFIG_MISMATCH, ConnectProtocolVersion, ConnectorTaskId, ExtendedAssignment, NO_ERROR,
 };
+pub use standalone::spawn_standalone_member;

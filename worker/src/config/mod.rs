@@ -4,8 +4,11 @@
 //! act on (JVM plugin paths, REST extensions, metrics reporters) are logged once and ignored;
 //! keys nobody knows are logged once too; a value we cannot use fails start-up naming the key.
 
+#[cfg(test)]
+mod apache_config_defs_tests;
 pub mod auto_restart;
 pub mod clients;
+pub mod converters;
 pub mod kafka;
 pub mod override_policy;
 pub mod properties;
@@ -14,6 +17,7 @@ pub mod rest_auth;
 pub mod rest_limits;
 pub mod rest_tls;
 pub mod security;
+pub mod standalone;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -70,6 +74,10 @@ pub const INTER_WORKER_SIGNATURE_ALGORITHM: &str = "inter.worker.signature.algor
 pub const INTER_WORKER_VERIFICATION_ALGORITHMS: &str = "inter.worker.verification.algorithms";
 pub const REQUEST_TIMEOUT_MS: &str = "request.timeout.ms";
 pub const CLIENT_ID: &str = "client.id";
+/// Apache 4.x: whether the worker creates its internal topics. This worker always creates the
+/// missing ones, so only `true` (the default) is accepted.
+pub const INTERNAL_TOPICS_AUTOMATIC_CREATION_ENABLE: &str =
+    "internal.topics.automatic.creation.enable";
 /// Apache's REST extensions; only [`rest_auth::BASIC_AUTH_EXTENSION_CLASS`] is implemented.
 pub const REST_EXTENSION_CLASSES: &str = "rest.extension.classes";
 /// Ours: the JAAS file of REST basic authentication (the `KafkaConnect` entry with
@@ -112,6 +120,15 @@ const IGNORED_KEYS: &[(&str, &str)] = &[
     (
         "socket.connection.setup.timeout.max.ms",
         TOP_LEVEL_CLIENT_KEY,
+    ),
+    (
+        "metadata.recovery.rebootstrap.trigger.ms",
+        TOP_LEVEL_CLIENT_KEY,
+    ),
+    ("metadata.cluster.check.enable", TOP_LEVEL_CLIENT_KEY),
+    (
+        "bootstrap.resolve.timeout.ms",
+        "Apache's Connect ignores it too (always synchronous bootstrap resolution)",
     ),
     (
         "status.storage.partitions.enable",
@@ -180,6 +197,13 @@ pub enum ConfigError {
         value: String,
         reason: String,
     },
+    /// Apache's own message, which names the key (e.g. a `ValidList` error).
+    #[error("{message}")]
+    Rejected { key: &'static str, message: String },
+    /// A worker converter setting its converter refuses (see [`converters`]); the message
+    /// names the key.
+    #[error("{message}")]
+    Converter { key: String, message: String },
     /// `producer.*`, `consumer.*` or `admin.*` keys no client here can use.
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     Client(Vec<ClientKeyError>),
@@ -328,6 +352,10 @@ pub struct WorkerConfig {
     pub file_access: connect_api::FileAccess,
     /// Header-read and request timeouts, connection cap of the REST listeners.
     pub rest_limits: rest_limits::RestLimits,
+    /// A standalone worker ([`standalone::StandaloneConfig`]): source offsets live in its
+    /// offsets file only, never in a connector's `offsets.storage.topic` (as in Apache, whose
+    /// standalone worker does not permit per-connector offsets topics).
+    pub standalone: bool,
 }
 
 impl WorkerConfig {
@@ -342,6 +370,13 @@ impl WorkerConfig {
 
     /// Parses and checks every key we use; logs the ones we ignore, once each.
     pub fn from_props(raw: BTreeMap<String, String>) -> Result<Self, ConfigError> {
+        let config = Self::parse(raw)?;
+        config.log_unused_keys(key_use);
+        Ok(config)
+    }
+
+    /// [`from_props`](Self::from_props) without the log lines about unused keys.
+    pub(crate) fn parse(raw: BTreeMap<String, String>) -> Result<Self, ConfigError> {
         let config_providers = providers::ConfigProviders::from_worker_config(&raw)?;
         // As Apache: the worker config's placeholders are resolved at start-up; the providers'
         // own keys are not. Resolved values are secrets: errors show them as `[hidden]`.
@@ -406,6 +441,13 @@ impl WorkerConfig {
             std::env::var("KAFKA_OPTS").ok().as_deref(),
         )
         .map_err(|(key, value, reason)| ConfigError::Invalid { key, value, reason })?;
+        if !p.boolean(INTERNAL_TOPICS_AUTOMATIC_CREATION_ENABLE, true)? {
+            return Err(p.invalid(
+                INTERNAL_TOPICS_AUTOMATIC_CREATION_ENABLE,
+                "this worker always creates its missing internal topics; only true is supported"
+                    .into(),
+            ));
+        }
         let config =
             WorkerConfig {
                 bootstrap_servers: p.string(BOOTSTRAP_SERVERS, "localhost:9092"),
@@ -442,15 +484,16 @@ impl WorkerConfig {
                 response_http_headers,
                 offset_flush_interval: p.millis(OFFSET_FLUSH_INTERVAL_MS, 60_000)?,
                 topic_creation_enable: p.boolean(TOPIC_CREATION_ENABLE, true)?,
-                client_override_policy: override_policy::OverridePolicy::parse(&p.string(
-                    override_policy::CONNECTOR_CLIENT_POLICY_CLASS_CONFIG,
-                    override_policy::CONNECTOR_CLIENT_POLICY_CLASS_DEFAULT,
-                ))
-                .map_err(|reason| {
-                    p.invalid(
-                        override_policy::CONNECTOR_CLIENT_POLICY_CLASS_CONFIG,
-                        reason,
-                    )
+                client_override_policy: override_policy::OverridePolicy::from_worker_config(&raw)
+                    .map_err(|e| {
+                    if e.reason.contains(e.key) {
+                        ConfigError::Rejected {
+                            key: e.key,
+                            message: e.reason,
+                        }
+                    } else {
+                        p.invalid(e.key, e.reason)
+                    }
                 })?,
                 rest_basic_auth,
                 config_providers,
@@ -518,6 +561,7 @@ impl WorkerConfig {
                 )
                 .map_err(|reason| p.invalid(FILE_CONNECTOR_ALLOWED_DIRS, reason))?,
                 rest_limits: rest_limits::parse(&raw)?,
+                standalone: false,
             };
         if config.heartbeat_interval >= config.session_timeout {
             return Err(p.invalid(
@@ -525,11 +569,27 @@ impl WorkerConfig {
                 format!("must be lower than {SESSION_TIMEOUT_MS}"),
             ));
         }
-        config.log_unused_keys();
+        let converter_classes = [
+            (KEY_CONVERTER, config.key_converter.as_str()),
+            (VALUE_CONVERTER, config.value_converter.as_str()),
+            (HEADER_CONVERTER, config.header_converter.as_str()),
+        ];
+        if let Some((key, message)) =
+            converters::plugin_version_errors(converter_classes, &config.raw)
+                .into_iter()
+                .chain(converters::worker_converter_errors(
+                    converter_classes,
+                    &config.raw,
+                ))
+                .next()
+        {
+            return Err(ConfigError::Converter { key, message });
+        }
         Ok(config)
     }
 
-    fn log_unused_keys(&self) {
+    /// Logs, once each, the keys `key_use` says are ignored or unknown.
+    pub(crate) fn log_unused_keys(&self, key_use: fn(&str) -> KeyUse) {
         for key in self.raw.keys() {
             match key_use(key) {
                 KeyUse::Applied => {}
@@ -569,6 +629,7 @@ const KNOWN_KEYS: &[&str] = &[
     REST_EXTENSION_CLASSES,
     REST_BASIC_AUTH_JAAS_FILE,
     override_policy::CONNECTOR_CLIENT_POLICY_CLASS_CONFIG,
+    override_policy::ALLOWLIST_CONFIG,
     providers::CONFIG_PROVIDERS,
     BOOTSTRAP_SERVERS,
     GROUP_ID,
@@ -613,6 +674,7 @@ const KNOWN_KEYS: &[&str] = &[
     REQUEST_TIMEOUT_MS,
     CLIENT_ID,
     FILE_CONNECTOR_ALLOWED_DIRS,
+    INTERNAL_TOPICS_AUTOMATIC_CREATION_ENABLE,
     rest_limits::REST_HEADER_READ_TIMEOUT_MS,
     rest_limits::REST_REQUEST_TIMEOUT_MS,
     rest_limits::REST_MAX_CONNECTIONS,
@@ -900,6 +962,60 @@ mod tests {
     }
 
     /// One decision per key: read, accepted without effect (with why), or unknown.
+    /// Start-up errors say what is wrong once: no message repeats Connect's
+    /// `Invalid value ... for configuration ...` prefix (the override policy's once did).
+    #[test]
+    fn start_up_errors_do_not_repeat_themselves() {
+        for (key, value) in [
+            ("connector.client.config.override.policy", "Custom"),
+            (
+                "connector.client.config.override.policy",
+                "org.apache.kafka.connect.connector.policy.All",
+            ),
+            ("connect.protocol", "v9"),
+            ("exactly.once.source.support", "maybe"),
+            ("offset.flush.interval.ms", "-5"),
+            ("topic.creation.enable", "yes"),
+            ("rest.advertised.listener", "ftp"),
+            ("internal.topics.automatic.creation.enable", "false"),
+            ("value.converter.schema.content", "{\"type\":\"nope\"}"),
+            ("value.converter.decimal.format", "HEX"),
+            ("key.converter.plugin.version", "[1.0,2.0)"),
+            ("listeners.https.ssl.client.auth", "maybe"),
+            ("stuck.transaction.timeout.ms", "0"),
+        ] {
+            let mut raw = base();
+            raw.insert(key.to_owned(), value.to_owned());
+            if key.starts_with("listeners.https.") {
+                raw.insert(LISTENERS.to_owned(), "https://127.0.0.1:8443".to_owned());
+            }
+            let Err(e) = WorkerConfig::from_props(raw) else {
+                // Checked later (TLS files at start-up): not this test's concern.
+                continue;
+            };
+            let m = e.to_string();
+            assert!(m.contains(key), "{key}={value}: names the key: {m}");
+            assert!(
+                m.matches("Invalid value").count() <= 1
+                    && m.matches(&format!("for configuration {key}")).count() <= 1,
+                "{key}={value}: repeats itself: {m}"
+            );
+        }
+        let mut raw = base();
+        raw.insert(
+            override_policy::CONNECTOR_CLIENT_POLICY_CLASS_CONFIG.to_owned(),
+            "Allowlist".to_owned(),
+        );
+        raw.insert(
+            override_policy::ALLOWLIST_CONFIG.to_owned(),
+            "a,,b".to_owned(),
+        );
+        assert_eq!(
+            WorkerConfig::from_props(raw).unwrap_err().to_string(),
+            "Configuration 'connector.client.config.override.allowlist' values must not be empty."
+        );
+    }
+
     #[test]
     fn key_use_classifies_every_kind_of_key() {
         assert_eq!(key_use(GROUP_ID), KeyUse::Applied);

@@ -188,6 +188,26 @@ impl HerderHandle {
         .await
     }
 
+    /// On the leader, once the config topic is read to its end: the connector's info when its
+    /// stored config is `config` already. Such a `PUT` is answered without a write (which every
+    /// worker would read, and on which Apache's worker restarts the connector) and without the
+    /// request queue, so automation that re-applies every connector's config in a loop
+    /// disturbs nothing. A write acknowledged before this call is visible to it (the leader
+    /// reads each of its writes back before answering, and the read to the end covers any
+    /// other), so the answer is never older than a write the client has seen answered.
+    async fn unchanged(
+        &self,
+        name: &str,
+        config: &ConfigMap,
+    ) -> Result<Option<ConnectorInfo>, HerderError> {
+        self.require_leader().await?;
+        self.refresh().await?;
+        if self.config_store.snapshot().connector_config(name) != Some(config) {
+            return Ok(None);
+        }
+        Ok(self.connector_info(name))
+    }
+
     /// `PUT /connectors/{c}/config` (leader): validates, then creates or replaces the config.
     pub async fn put_connector_config(
         &self,
@@ -196,6 +216,12 @@ impl HerderHandle {
     ) -> Result<PutOutcome, HerderError> {
         let config = with_name(config, name)?;
         self.validate_or_reject(&config)?;
+        if let Some(info) = self.unchanged(name, &config).await? {
+            return Ok(PutOutcome {
+                created: false,
+                info,
+            });
+        }
         let name = name.to_owned();
         self.on_leader(move |h| {
             Box::pin(async move {
@@ -239,9 +265,12 @@ impl HerderHandle {
                     return Err(mismatched_name(n, &name));
                 }
                 h.validate_or_reject(&config)?;
-                h.config_store
-                    .put_connector_config(&name, &config, None)
-                    .await?;
+                // A patch that changes nothing writes nothing (see `unchanged`).
+                if h.config_store.snapshot().connector_config(&name) != Some(&config) {
+                    h.config_store
+                        .put_connector_config(&name, &config, None)
+                        .await?;
+                }
                 h.connector_info(&name)
                     .ok_or_else(|| HerderError::Failed(format!("connector {name} vanished")))
             })

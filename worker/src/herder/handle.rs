@@ -43,6 +43,8 @@ pub struct HandleParts {
     pub stage: WorkerStage,
     /// The cluster's open transactions (`None` when its clients could not be built).
     pub transactions: Option<Arc<TransactionWatch>>,
+    /// A standalone worker (`connect-worker standalone`): no group, no internal topics.
+    pub standalone: bool,
 }
 
 /// The herder as the REST layer and the runtime see it. Cheap to clone.
@@ -60,6 +62,10 @@ pub struct HerderHandle {
     pub(super) log_levels: LogLevels,
     pub(super) stage: WorkerStage,
     pub(super) transactions: Option<Arc<TransactionWatch>>,
+    pub(super) standalone: bool,
+    /// False while a standalone worker creates its command line's connectors (Apache's
+    /// `herder.ready()` comes after them): `GET /health` answers starting until then.
+    startup_done: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Runs queued requests one after the other until every handle is gone. A request that
@@ -96,6 +102,8 @@ impl HerderHandle {
                 log_levels: parts.log_levels,
                 stage: parts.stage,
                 transactions: parts.transactions,
+                startup_done: Arc::new(std::sync::atomic::AtomicBool::new(!parts.standalone)),
+                standalone: parts.standalone,
             },
             HerderCommands(commands_rx),
         )
@@ -128,6 +136,11 @@ impl HerderHandle {
             return false;
         }
         matches!(tokio::time::timeout(timeout, rx).await, Ok(Ok(())))
+    }
+
+    /// Whether this is a standalone worker (Apache's `StandaloneHerder`).
+    pub fn is_standalone(&self) -> bool {
+        self.standalone
     }
 
     pub fn config(&self) -> &Arc<WorkerConfig> {
@@ -164,6 +177,17 @@ impl HerderHandle {
     /// The cluster's open transactions (`GET /admin/transactions`).
     pub fn transactions(&self) -> Option<&Arc<TransactionWatch>> {
         self.transactions.as_ref()
+    }
+
+    /// The start-up path is done (for a standalone worker: its files' connectors exist).
+    pub fn complete_startup(&self) {
+        self.startup_done
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// See [`HerderHandle::complete_startup`].
+    pub fn startup_completed(&self) -> bool {
+        self.startup_done.load(std::sync::atomic::Ordering::Acquire)
     }
 
     pub fn stage(&self) -> &WorkerStage {

@@ -41,6 +41,8 @@ pub mod session_key;
 pub mod stage;
 mod to_leader;
 mod validate;
+mod validate_converters;
+mod validate_versions;
 mod view;
 
 pub use api::{ConnectorInfo, HerderError, PutOutcome};
@@ -179,31 +181,41 @@ impl Herder {
             crate::config::ConnectProtocol::Compatible => ConnectProtocolVersion::Compatible,
             crate::config::ConnectProtocol::Sessioned => ConnectProtocolVersion::Sessioned,
         };
-        let (member, events) = cluster::spawn_member(
-            cluster::MembershipConfig {
-                bootstrap_servers: parts.config.bootstrap_servers.clone(),
-                group_id: parts.config.group_id.clone(),
-                session_timeout: parts.config.session_timeout,
-                rebalance_timeout: parts.config.rebalance_timeout,
-                heartbeat_interval: parts.config.heartbeat_interval,
-                protocol,
-                worker_url: parts.worker_url,
-                scheduled_rebalance_max_delay: parts.config.scheduled_rebalance_max_delay,
-                client_id: if parts.config.client_id.is_empty() {
-                    format!("connect-{}", parts.worker.status().worker_id())
-                } else {
-                    parts.config.client_id.clone()
+        // A standalone worker is a group of one, always the leader, with no Kafka group; it
+        // assigns as the cooperative protocols do.
+        let (protocol, (member, events)) = if parts.handle.standalone {
+            (
+                ConnectProtocolVersion::Compatible,
+                cluster::spawn_standalone_member(parts.worker_url, snapshot_rx),
+            )
+        } else {
+            let membership = cluster::spawn_member(
+                cluster::MembershipConfig {
+                    bootstrap_servers: parts.config.bootstrap_servers.clone(),
+                    group_id: parts.config.group_id.clone(),
+                    session_timeout: parts.config.session_timeout,
+                    rebalance_timeout: parts.config.rebalance_timeout,
+                    heartbeat_interval: parts.config.heartbeat_interval,
+                    protocol,
+                    worker_url: parts.worker_url,
+                    scheduled_rebalance_max_delay: parts.config.scheduled_rebalance_max_delay,
+                    client_id: if parts.config.client_id.is_empty() {
+                        format!("connect-{}", parts.worker.status().worker_id())
+                    } else {
+                        parts.config.client_id.clone()
+                    },
+                    security: parts.config.kafka_security.clone(),
+                    live_work: parts
+                        .handle
+                        .transactions
+                        .as_ref()
+                        .map(|t| t.live_work())
+                        .unwrap_or_default(),
                 },
-                security: parts.config.kafka_security.clone(),
-                live_work: parts
-                    .handle
-                    .transactions
-                    .as_ref()
-                    .map(|t| t.live_work())
-                    .unwrap_or_default(),
-            },
-            snapshot_rx,
-        );
+                snapshot_rx,
+            );
+            (protocol, membership)
+        };
         let config_updates = parts.config_store.subscribe();
         let session_timeout = parts.config.session_timeout;
         Herder {
@@ -501,6 +513,16 @@ impl Herder {
 
         // Tasks: start owned ones with their committed configs; restart on change.
         for id in self.owned_tasks.clone() {
+            if id.task as usize >= snapshot.task_count(&id.connector) as usize {
+                // The connector's task configs shrank (stopped, or fewer tasks): the stale config
+                // of this task must not start it again (an exactly-once start would fence and
+                // count the generation); the rebalance the leader requested revokes it.
+                if self.applied_task_configs.remove(&id).is_some() {
+                    tracing::info!(task = %id, "the connector no longer has this task; stopping it");
+                    self.worker.stop_tasks(std::slice::from_ref(&id)).await;
+                }
+                continue;
+            }
             let (Some(task_config), Some(conn_config)) = (
                 snapshot.task_config(&id),
                 snapshot.connector_config(&id.connector),
@@ -618,6 +640,11 @@ impl Herder {
                     tracing::warn!(error = %e, "failed to claim write privileges on the config topic; will retry")
                 }
             }
+        }
+        if self.handle.standalone {
+            // No other worker signs requests to this one: no session key (Apache's
+            // StandaloneHerder has none).
+            return;
         }
         let now_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

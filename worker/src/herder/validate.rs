@@ -1,10 +1,10 @@
 //! Connector config validation, as `PUT /connector-plugins/{p}/config/validate` and create /
 //! update do: pure, answered by any worker.
 
-use connect_api::config::connector::with_worker_converters;
 use connect_api::config::connector::{
     CONNECTOR_CLASS_CONFIG, EXACTLY_ONCE_SUPPORT_CONFIG, TRANSACTION_BOUNDARY_CONFIG,
 };
+use connect_api::config::connector::{with_plugin_versions, with_worker_converters};
 use connect_api::config::{
     ConfigDef, ConfigValue, TypedValue, sink_connector_config_def, source_connector_config_def,
 };
@@ -56,14 +56,18 @@ impl HerderHandle {
         let props = &resolved;
         // Apache's `ConnectorConfig.enrich`: each transform's and predicate's keys, checked
         // with the rest (unknown class, missing or invalid key, undefined predicate).
-        let framework_def = with_worker_converters(
-            match &instance {
-                ConnectorInstance::Source(_) => source_connector_config_def(),
-                ConnectorInstance::Sink(_) => sink_connector_config_def(),
-            },
-            &self.config.key_converter,
-            &self.config.value_converter,
-            &self.config.header_converter,
+        let framework_def = with_plugin_versions(
+            with_worker_converters(
+                match &instance {
+                    ConnectorInstance::Source(_) => source_connector_config_def(),
+                    ConnectorInstance::Sink(_) => sink_connector_config_def(),
+                },
+                &self.config.key_converter,
+                &self.config.value_converter,
+                &self.config.header_converter,
+            ),
+            Some(&instance.version()),
+            Some(crate::version::CONNECT_API_VERSION),
         );
         let framework_def = connect_transforms::chain::enrich(framework_def, props);
         let framework = ConfigInfos::validate(class, &framework_def, props);
@@ -80,13 +84,19 @@ impl HerderHandle {
         };
         let own_groups = own_def.groups();
         let own = ConfigInfos::generate(class, &own_def, &own_values, own_groups);
+        // Apache 4.4: the connector's own converters validate its `<converter>.*` keys (after
+        // the client overrides, as Apache merges them).
+        let converters =
+            super::validate_converters::connector_converter_infos(class, props, &framework);
         let mut infos = ConfigInfos::merge(
             class,
             [
                 framework,
                 own,
                 client_override_infos(&self.config, class, props),
-            ],
+            ]
+            .into_iter()
+            .chain(converters),
         );
         match &instance {
             ConnectorInstance::Sink(_) => {
@@ -109,7 +119,15 @@ impl HerderHandle {
                 if eos.as_deref() == Some("required")
                     && !has_error(&infos, EXACTLY_ONCE_SUPPORT_CONFIG)
                 {
-                    if self.config.exactly_once_source_support != ExactlyOnceSourceSupport::Enabled
+                    if self.config.standalone {
+                        // Apache's standalone worker accepts the key and runs the connector
+                        // at-least-once; a requirement it cannot meet is refused here.
+                        infos.add_error(
+                            EXACTLY_ONCE_SUPPORT_CONFIG,
+                            crate::config::standalone::NO_EXACTLY_ONCE,
+                        );
+                    } else if self.config.exactly_once_source_support
+                        != ExactlyOnceSourceSupport::Enabled
                     {
                         infos.add_error(EXACTLY_ONCE_SUPPORT_CONFIG, EOS_NOT_ENABLED);
                     }
@@ -134,6 +152,24 @@ impl HerderHandle {
                     infos.add_error(TRANSACTION_BOUNDARY_CONFIG, BOUNDARIES_UNSUPPORTED);
                 }
             }
+        }
+        // KIP-891 version requirements, against the one version of each plugin built in
+        // (Apache's answers for a plugin with one installed version).
+        let connector_class = self
+            .registry
+            .describe(class)
+            .map_or_else(|_| class.to_owned(), |(d, _)| d.class.to_owned());
+        for (key, message) in super::validate_versions::version_errors(
+            props,
+            &connector_class,
+            &instance.version(),
+            [
+                &self.config.key_converter,
+                &self.config.value_converter,
+                &self.config.header_converter,
+            ],
+        )? {
+            add_error_on(&mut infos, &key, raw.get(&key).cloned(), message);
         }
         // Our `auto.restart.*` keys, when the connector overrides the worker's.
         if let Err((key, reason)) = self.config.auto_restart.with_overrides(props) {

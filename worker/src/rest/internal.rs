@@ -22,6 +22,21 @@ pub const INTERNAL_ROUTES: &[(&str, &str)] = &[
     ("PUT", "/connectors/{connector}/fence"),
 ];
 
+/// Apache's `StandaloneHerder.putTaskConfigs`: an `UnsupportedOperationException`, 500.
+pub const STANDALONE_NO_TASK_CONFIGS: &str =
+    "Kafka Connect in standalone mode does not support externally setting task configurations.";
+/// Apache's `StandaloneHerder.fenceZombieSourceTasks`: an `UnsupportedOperationException`, 500.
+pub const STANDALONE_NO_EXACTLY_ONCE: &str =
+    "Kafka Connect in standalone mode does not support exactly-once source connectors.";
+
+/// A standalone worker has no other workers to take these requests from (Apache answers 500).
+fn refuse_in_standalone(h: &HerderHandle, message: &str) -> Result<(), ApiError> {
+    if h.is_standalone() {
+        return Err(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, message));
+    }
+    Ok(())
+}
+
 /// Checks the KIP-507 signature of `body`; Connect's statuses and messages on failure.
 fn verify(h: &HerderHandle, headers: &HeaderMap, body: &[u8]) -> Result<(), ApiError> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
@@ -53,6 +68,7 @@ pub(super) async fn put_task_configs(
     bytes: Bytes,
 ) -> Result<Response, ApiError> {
     let h = s.herder()?;
+    refuse_in_standalone(h, STANDALONE_NO_TASK_CONFIGS)?;
     verify(h, &headers, &bytes)?;
     super::forward::forward_param(&uri)?;
     let raw: Value = body::parse(&bytes)?;
@@ -80,6 +96,7 @@ pub(super) async fn fence_zombies(
     bytes: Bytes,
 ) -> Result<Response, ApiError> {
     let h = s.herder()?;
+    refuse_in_standalone(h, STANDALONE_NO_EXACTLY_ONCE)?;
     verify(h, &headers, &bytes)?;
     let req = signed_incoming(h, Method::PUT, uri, &headers, None)?;
     let result = h.fence_zombies(&name).await;

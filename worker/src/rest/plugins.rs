@@ -87,6 +87,13 @@ async fn get_connector_config_def(
         ConnectorInstance::Source(c) => (c.config_def(), source_connector_config_def()),
         ConnectorInstance::Sink(c) => (c.config_def(), sink_connector_config_def()),
     };
+    // Connect 4.4 shows the connector's installed version as its `connector.plugin.version`
+    // default here, and no converter versions.
+    let framework = connect_api::config::connector::with_plugin_versions(
+        framework,
+        Some(&instance.version()),
+        None,
+    );
     let mut keys: Vec<ConfigKeyInfo> = keys(&own);
     keys.extend(
         framework

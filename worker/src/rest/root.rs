@@ -62,7 +62,7 @@ async fn health(State(state): State<RestState>) -> Response {
     }
     let started = {
         let v = h.view().await;
-        v.generation > 0 && v.leader_url.is_some()
+        v.generation > 0 && v.leader_url.is_some() && h.startup_completed()
     };
     if !started {
         return starting(Some(h.stage()));

@@ -3,6 +3,7 @@
 //! worker's, as in Connect.
 
 use connect_api::config::ConnectorConfig;
+use connect_api::config::plugin_version::{mismatch, version_requirement};
 use connect_api::record::Headers;
 use connect_api::{
     ConfigMap, ConnectError, Converter, HeaderConverter, Schema, SchemaAndValue, Value,
@@ -51,6 +52,27 @@ impl RecordConverters {
         let (header_class, header_cfg) =
             pick(header_own, &worker.header_converter, "header.converter.");
 
+        // KIP-891: a connector's `<converter>.plugin.version` the built-in converters' version
+        // does not meet fails the task, as Apache's plugin loader fails it (the worker's own
+        // were checked at start-up).
+        for (prefix, class) in [
+            ("key.converter", &key_class),
+            ("value.converter", &value_class),
+            ("header.converter", &header_class),
+        ] {
+            let requirement = version_requirement(
+                connector
+                    .originals
+                    .get(&format!("{prefix}.plugin.version"))
+                    .map(String::as_str),
+            )
+            .map_err(ConnectError::config)?;
+            if let Some(message) =
+                requirement.and_then(|r| mismatch(class, crate::version::CONNECT_API_VERSION, &r))
+            {
+                return Err(ConnectError::config(message));
+            }
+        }
         let mut key = converter_for_class(&key_class)?;
         key.configure(&key_cfg, true)?;
         let mut value = converter_for_class(&value_class)?;

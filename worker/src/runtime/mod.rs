@@ -127,13 +127,19 @@ pub fn error_trace(err: &(dyn std::error::Error + 'static)) -> String {
     out
 }
 
-/// A connector's `<client>.override.*` keys, translated (override policy `All`, Connect's
-/// default). A key no client can use (in a config stored before it was validated) fails the
-/// task.
+/// A connector's `<client>.override.*` keys, translated, after the worker's
+/// `connector.client.config.override.policy` has allowed them (Apache's
+/// `Worker.connectorClientConfigOverrides`: a config stored before the policy changed, or by
+/// another worker, fails the task with `Client Config Overrides not allowed [...]`). A key no
+/// client can use (in a config stored before it was validated) fails the task too.
 pub(crate) fn client_overrides(
     kind: crate::config::clients::ClientKind,
     connector_config: &connect_api::ConfigMap,
+    policy: &crate::config::override_policy::OverridePolicy,
 ) -> Result<crate::config::clients::ClientSettings, connect_api::ConnectError> {
+    policy
+        .enforce(kind.override_prefix(), connector_config)
+        .map_err(connect_api::ConnectError::config)?;
     crate::config::clients::connector_overrides(kind, connector_config).map_err(|errors| {
         connect_api::ConnectError::config(
             errors

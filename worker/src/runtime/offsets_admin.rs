@@ -228,7 +228,7 @@ impl SourceOffsetStore {
         let Some(topic) = config
             .get(OFFSETS_TOPIC_CONFIG)
             .map(|t| t.trim())
-            .filter(|t| !t.is_empty() && *t != worker.offset_storage_topic)
+            .filter(|t| !t.is_empty() && *t != worker.offset_storage_topic && !worker.standalone)
         else {
             return Ok(Self {
                 store: ConnectorOffsetBackingStore::worker_only(worker_store.clone()),

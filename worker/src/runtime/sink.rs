@@ -121,7 +121,11 @@ pub fn sink_consumer_config(
     connector_config: &ConfigMap,
 ) -> Result<(ClientConfig, usize), ConnectError> {
     let scope = ClientScope::Worker(ClientKind::Consumer);
-    let overrides = super::client_overrides(ClientKind::Consumer, connector_config)?;
+    let overrides = super::client_overrides(
+        ClientKind::Consumer,
+        connector_config,
+        &worker.client_override_policy,
+    )?;
     let mut c = worker
         .kafka_client_with(scope, ClientConfig::new(), Some(&overrides))
         .map_err(|e| ConnectError::config(e.to_string()))?;

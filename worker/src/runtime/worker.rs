@@ -3,6 +3,8 @@
 //!
 //! The herder decides *what* runs here; this module only knows *how*.
 
+use connect_api::config::connector::CONNECTOR_VERSION_CONFIG;
+use connect_api::config::plugin_version::{mismatch, version_requirement};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -377,10 +379,15 @@ impl Worker {
         &mut self,
         connector_config: &SourceConnectorConfig,
     ) -> Result<Arc<ConnectorOffsetBackingStore>, ConnectError> {
+        if self.config.standalone && connector_config.offsets_storage_topic.is_some() {
+            tracing::warn!(
+                "offsets.storage.topic is not used by a standalone worker: its source offsets are in offset.storage.file.filename"
+            );
+        }
         let Some(topic) = connector_config
             .offsets_storage_topic
             .clone()
-            .filter(|t| *t != self.config.offset_storage_topic)
+            .filter(|t| *t != self.config.offset_storage_topic && !self.config.standalone)
         else {
             return Ok(Arc::new(ConnectorOffsetBackingStore::worker_only(
                 self.global_offsets.clone(),
@@ -459,6 +466,21 @@ impl Worker {
         let instance = TasksMax::parse(config)
             .and_then(|_| self.registry.create_connector(&class))
             .and_then(|instance| {
+                // KIP-891: a `connector.plugin.version` the built-in version does not meet
+                // (a config stored by another worker) fails the connector, as Apache's
+                // plugin loader fails it.
+                let full_class = self
+                    .registry
+                    .describe(&class)
+                    .map_or_else(|_| class.clone(), |(d, _)| d.class.to_owned());
+                let requirement =
+                    version_requirement(config.get(CONNECTOR_VERSION_CONFIG).map(String::as_str))
+                        .map_err(ConnectError::config)?;
+                if let Some(message) =
+                    requirement.and_then(|r| mismatch(&full_class, &instance.version(), &r))
+                {
+                    return Err(ConnectError::config(message));
+                }
                 // Apache builds a source connector's config with its topic creation settings
                 // when it starts it: invalid ones fail the connector.
                 if matches!(instance, ConnectorInstance::Source(_)) {
@@ -784,7 +806,11 @@ impl Worker {
             .set("acks", "all")
             .set("client.id", task_producer_client_id(id));
         java_partitioner(&mut defaults);
-        let overrides = super::client_overrides(ClientKind::Producer, connector_config)?;
+        let overrides = super::client_overrides(
+            ClientKind::Producer,
+            connector_config,
+            &self.config.client_override_policy,
+        )?;
         self.config
             .kafka_client_with(
                 ClientScope::Worker(ClientKind::Producer),
@@ -800,7 +826,11 @@ impl Worker {
         &self,
         connector_config: &ConfigMap,
     ) -> Result<crate::security::KafkaSecurity, ConnectError> {
-        let overrides = super::client_overrides(ClientKind::Producer, connector_config)?;
+        let overrides = super::client_overrides(
+            ClientKind::Producer,
+            connector_config,
+            &self.config.client_override_policy,
+        )?;
         self.config
             .client_settings(ClientScope::Worker(ClientKind::Producer))
             .merged(&overrides)
@@ -833,7 +863,11 @@ impl Worker {
         };
         let mut defaults = ClientConfig::new();
         defaults.set("client.id", format!("connector-adminclient-{id}"));
-        let overrides = super::client_overrides(ClientKind::Admin, connector_config)?;
+        let overrides = super::client_overrides(
+            ClientKind::Admin,
+            connector_config,
+            &self.config.client_override_policy,
+        )?;
         let admin = self
             .config
             .kafka_client_with(

@@ -34,7 +34,10 @@ use rdkafka::producer::{FutureProducer, Producer};
 use tokio::sync::{broadcast, watch};
 
 use super::config_codec::{self as codec, ClusterConfigState, ConfigStateMachine, ConfigUpdate};
-use super::log::{self, ConsumedRecord, KafkaBasedLog, LogConfig, RawRecord};
+use super::local_log::LocalLog;
+use super::log::{
+    self, ConsumedRecord, InternalLog, KafkaBasedLog, LogConfig, RawRecord, RecordCallback,
+};
 use super::topics::{InternalTopic, TopicSettings, ensure_topic};
 use super::types::{ConnectorTaskId, RestartRequest, SessionKey, TargetState};
 use super::{StorageError, with_timeout};
@@ -79,6 +82,8 @@ pub struct ConfigStoreSettings {
 /// librdkafka's when a client key needs it).
 pub enum ConfigWriter {
     Plain(FutureProducer),
+    /// The standalone worker's in-memory log.
+    Local(LocalLog),
     Transactional(FutureProducer),
     Native(Box<TransactionalProducer>),
 }
@@ -126,13 +131,14 @@ impl ConfigWriter {
     /// Whether a failed write drops this writer (a transactional one: the next claim recreates
     /// it, as Java closes its fencable producer on any failure).
     fn is_transactional(&self) -> bool {
-        !matches!(self, ConfigWriter::Plain(_))
+        !matches!(self, ConfigWriter::Plain(_) | ConfigWriter::Local(_))
     }
 
     /// Sends `records` in order: in one transaction for a transactional writer.
     pub async fn write(&mut self, topic: &str, records: &[RawRecord]) -> Result<(), StorageError> {
         match self {
             ConfigWriter::Plain(p) => log::send_all(p, topic, records).await.map(|_| ()),
+            ConfigWriter::Local(l) => l.send_batch(records).map(|_| ()),
             ConfigWriter::Native(p) => {
                 let written = with_timeout(
                     READ_WRITE_TOTAL_TIMEOUT,
@@ -244,9 +250,75 @@ struct Shared {
     snapshot: Option<Arc<ClusterConfigState>>,
 }
 
+/// What a config store is made of before its log exists.
+struct StoreParts {
+    shared: Arc<Mutex<Shared>>,
+    updates: broadcast::Sender<ConfigUpdate>,
+    offset_tx: watch::Sender<i64>,
+    offset: watch::Receiver<i64>,
+}
+
+impl StoreParts {
+    fn new() -> Self {
+        let (updates, _) = broadcast::channel(UPDATE_CHANNEL_CAPACITY);
+        let (offset_tx, offset) = watch::channel(-1i64);
+        StoreParts {
+            shared: Arc::new(Mutex::new(Shared {
+                machine: ConfigStateMachine::new(),
+                snapshot: None,
+            })),
+            updates,
+            offset_tx,
+            offset,
+        }
+    }
+
+    /// The log callback: applies each record to the state machine and notifies.
+    fn on_record(&self) -> RecordCallback {
+        let cb_shared = self.shared.clone();
+        let cb_updates = self.updates.clone();
+        let offset_tx = self.offset_tx.clone();
+        Box::new(move |r: &ConsumedRecord| {
+            let ups = {
+                let mut s = cb_shared.lock().expect("config state lock");
+                s.snapshot = None;
+                s.machine
+                    .apply(r.offset, r.key.as_deref(), r.value.as_deref())
+            };
+            offset_tx.send_replace(r.offset + 1);
+            for u in ups {
+                // No receiver is fine: the herder reads the snapshot when it subscribes.
+                let _ = cb_updates.send(u);
+            }
+        })
+    }
+
+    /// The store, once its log has been read to the end.
+    fn into_store(
+        self,
+        log: InternalLog,
+        settings: ConfigStoreSettings,
+        writer: Option<ConfigWriter>,
+    ) -> ConfigBackingStore {
+        self.shared
+            .lock()
+            .expect("config state lock")
+            .machine
+            .set_started();
+        ConfigBackingStore {
+            log,
+            shared: self.shared,
+            updates: self.updates,
+            offset: self.offset,
+            settings,
+            writer: tokio::sync::Mutex::new(writer),
+        }
+    }
+}
+
 /// The config store; see the module docs.
 pub struct ConfigBackingStore {
-    log: KafkaBasedLog,
+    log: InternalLog,
     shared: Arc<Mutex<Shared>>,
     updates: broadcast::Sender<ConfigUpdate>,
     offset: watch::Receiver<i64>,
@@ -266,48 +338,26 @@ impl ConfigBackingStore {
     /// Creates/validates the topic, replays it to the end, then starts notifying.
     pub async fn start(settings: ConfigStoreSettings) -> Result<Self, StorageError> {
         ensure_topic(&settings.client, InternalTopic::Config, &settings.topic).await?;
-        let shared = Arc::new(Mutex::new(Shared {
-            machine: ConfigStateMachine::new(),
-            snapshot: None,
-        }));
-        let (updates, _) = broadcast::channel(UPDATE_CHANNEL_CAPACITY);
-        let (offset_tx, offset) = watch::channel(-1i64);
-        let cb_shared = shared.clone();
-        let cb_updates = updates.clone();
-        let on_record = Box::new(move |r: &ConsumedRecord| {
-            let ups = {
-                let mut s = cb_shared.lock().expect("config state lock");
-                s.snapshot = None;
-                s.machine
-                    .apply(r.offset, r.key.as_deref(), r.value.as_deref())
-            };
-            offset_tx.send_replace(r.offset + 1);
-            for u in ups {
-                // No receiver is fine: the herder reads the snapshot when it subscribes.
-                let _ = cb_updates.send(u);
-            }
-        });
-        let log = KafkaBasedLog::start(log_config(&settings), on_record).await?;
+        let parts = StoreParts::new();
+        let log = KafkaBasedLog::start(log_config(&settings), parts.on_record()).await?;
         // The partition check of `ensure_topic` ran before; Java re-checks what the consumer
         // sees, which `KafkaBasedLog::start` already asserted is non-empty.
-        shared
-            .lock()
-            .expect("config state lock")
-            .machine
-            .set_started();
         let writer = if settings.transactional_writes {
             None
         } else {
             Some(ConfigWriter::Plain(log.producer().clone()))
         };
-        Ok(Self {
-            log,
-            shared,
-            updates,
-            offset,
-            settings,
-            writer: tokio::sync::Mutex::new(writer),
-        })
+        Ok(parts.into_store(InternalLog::Kafka(log), settings, writer))
+    }
+
+    /// The standalone worker's store, in memory (Apache's `MemoryConfigBackingStore`): what is
+    /// written lives as long as the process. `settings` only names things (no topic is used)
+    /// and must not ask for transactional writes.
+    pub fn in_memory(settings: ConfigStoreSettings) -> Self {
+        let parts = StoreParts::new();
+        let log = LocalLog::in_memory("config", parts.on_record());
+        let writer = Some(ConfigWriter::Local(log.clone()));
+        parts.into_store(InternalLog::Local(log), settings, writer)
     }
 
     /// The current view. Cheap when nothing changed since the last call.
@@ -372,7 +422,10 @@ impl ConfigBackingStore {
                 .await?,
             );
         } else if w.is_none() {
-            *w = Some(ConfigWriter::Plain(self.log.producer().clone()));
+            *w = Some(match &self.log {
+                InternalLog::Kafka(l) => ConfigWriter::Plain(l.producer().clone()),
+                InternalLog::Local(l) => ConfigWriter::Local(l.clone()),
+            });
         }
         Ok(())
     }

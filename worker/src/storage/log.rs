@@ -5,11 +5,15 @@
 //!                                          │
 //!   consumer thread: assign all partitions at Beginning, poll forever
 //!        │ every record, in partition order ──▶ on_record callback (store state)
-//!        └ ReadToEnd: end offsets ─▶ poll until position ≥ end on every partition ─▶ reply
+//!        └ then publishes the partition's next offset ──▶ progress (watch)
+//!   read_to_end(): end offsets (blocking pool) ─▶ wait on progress until ≥ end everywhere
 //! ```
 //!
-//! The consumer lives on a dedicated OS thread because `poll`, `fetch_watermarks` and
-//! `fetch_metadata` block; async callers talk to it through a channel and a oneshot reply.
+//! The consumer lives on a dedicated OS thread because `poll` and `fetch_metadata` block. A
+//! reader to the end asks the broker for the end offsets itself and then watches the thread's
+//! published progress, so it is answered the moment the last record has been handed to
+//! `on_record`, not at the thread's next look at a request queue, and any number of readers
+//! wait side by side (config writes on the leader read back right after each write).
 //!
 //! # Guarantees
 //!
@@ -31,8 +35,9 @@
 //! skipped; the consumer keeps tailing.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc as std_mpsc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -43,7 +48,7 @@ use rdkafka::message::Message;
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::util::Timeout;
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 
 use super::StorageError;
 
@@ -54,27 +59,15 @@ const END_OFFSETS_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long one metadata or watermark request may take; a failed one is retried (after a
 /// metadata refresh) until [`END_OFFSETS_TIMEOUT`].
 const METADATA_TIMEOUT: Duration = Duration::from_secs(5);
-/// Poll interval of the consumer thread; bounds the latency of a read-to-end request.
+/// Poll interval of the consumer thread while no reader waits: bounds how long it takes to
+/// stop, and to see its position move past a transaction marker with no record behind it.
 const POLL_INTERVAL: Duration = Duration::from_millis(20);
+/// Poll interval while a reader waits for the end (a read back after a transactional write
+/// ends at a commit marker, which only the consumer's position shows).
+const WAITED_POLL_INTERVAL: Duration = Duration::from_millis(1);
 const RETRY_BACKOFF: Duration = Duration::from_millis(100);
 
-/// One record consumed from the log.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConsumedRecord {
-    pub partition: i32,
-    pub offset: i64,
-    pub key: Option<Vec<u8>>,
-    /// `None` is a tombstone.
-    pub value: Option<Vec<u8>>,
-}
-
-/// A record to write: key bytes and value bytes (`None` = tombstone).
-pub type RawRecord = (Vec<u8>, Option<Vec<u8>>);
-
-type ReadToEndReply = oneshot::Sender<Result<(), StorageError>>;
-
-/// Called on the consumer thread for every record, in offset order per partition.
-pub type RecordCallback = Box<dyn FnMut(&ConsumedRecord) + Send + 'static>;
+pub use super::log_record::{ConsumedRecord, RawRecord, RecordCallback};
 
 /// What a [`KafkaBasedLog`] needs.
 #[derive(Clone)]
@@ -89,17 +82,23 @@ pub struct LogConfig {
     pub read_committed: bool,
 }
 
-enum Command {
-    ReadToEnd(ReadToEndReply),
-    Stop,
-}
+/// The next offset per partition the consumer thread has handed to `on_record` (or moved
+/// past: transaction markers, aborted records), published after every record.
+type Progress = HashMap<i32, i64>;
 
 /// A Kafka topic used as a replicated log; see the module docs.
 pub struct KafkaBasedLog {
     topic: String,
     producer: FutureProducer,
-    commands: std_mpsc::Sender<Command>,
+    /// Asks the consumer thread to stop (dropped or sent to).
+    stop: std_mpsc::Sender<()>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// A second, idle, read_uncommitted client for end offsets: see [`KafkaBasedLog::start`].
+    watermark_client: Arc<BaseConsumer>,
+    partitions: Arc<Vec<i32>>,
+    progress: watch::Receiver<Progress>,
+    /// Readers waiting for the end now (the consumer thread polls faster meanwhile).
+    waiting: Arc<AtomicUsize>,
 }
 
 impl std::fmt::Debug for KafkaBasedLog {
@@ -128,7 +127,11 @@ pub fn producer_config(base: &ClientConfig, client_id: &str) -> ClientConfig {
         .set("enable.idempotence", "true")
         // Java's delivery.timeout.ms = Integer.MAX_VALUE: never give up on an internal write;
         // callers bound their wait instead.
-        .set("message.timeout.ms", "0");
+        .set("message.timeout.ms", "0")
+        // Every internal write is awaited by someone (a REST answer, a commit, a status):
+        // send at once rather than after librdkafka's 5 ms linger. Records enqueued together
+        // (task configs and their commit) still go in one request.
+        .set("linger.ms", "0");
     // Same partition as Java's default partitioner for the same key bytes.
     java_partitioner(&mut c);
     c
@@ -183,14 +186,18 @@ impl KafkaBasedLog {
         })?;
         let (tx, rx) = std_mpsc::channel();
         let (ready_tx, ready_rx) = oneshot::channel();
+        let (progress_tx, progress) = watch::channel(Progress::new());
+        let waiting = Arc::new(AtomicUsize::new(0));
         let topic = config.topic.clone();
+        let thread_waiting = waiting.clone();
         let thread = std::thread::Builder::new()
             .name(format!("log-{}", config.topic))
             .spawn(move || {
-                let tailer = Tailer::assign(topic, consumer, watermark_client, on_record);
+                let tailer =
+                    Tailer::assign(topic, consumer, on_record, progress_tx, thread_waiting);
                 match tailer {
                     Ok(t) => {
-                        let _ = ready_tx.send(Ok(()));
+                        let _ = ready_tx.send(Ok(t.partitions.clone()));
                         t.run(rx);
                     }
                     Err(e) => {
@@ -199,12 +206,16 @@ impl KafkaBasedLog {
                 }
             })
             .map_err(|e| StorageError::Io(format!("spawn consumer thread: {e}")))?;
-        ready_rx.await.map_err(|_| StorageError::Closed)??;
+        let partitions = ready_rx.await.map_err(|_| StorageError::Closed)??;
         let log = KafkaBasedLog {
             topic: config.topic,
             producer,
-            commands: tx,
+            stop: tx,
             thread: Mutex::new(Some(thread)),
+            watermark_client: Arc::new(watermark_client),
+            partitions: Arc::new(partitions),
+            progress,
+            waiting,
         };
         log.read_to_end().await?;
         Ok(log)
@@ -222,11 +233,30 @@ impl KafkaBasedLog {
     /// Resolves once every record written before this call has been passed to `on_record`.
     /// Has no timeout of its own: wrap it in `tokio::time::timeout`.
     pub async fn read_to_end(&self) -> Result<(), StorageError> {
-        let (tx, rx) = oneshot::channel();
-        self.commands
-            .send(Command::ReadToEnd(tx))
-            .map_err(|_| StorageError::Closed)?;
-        rx.await.map_err(|_| StorageError::Closed)?
+        let (client, topic, partitions) = (
+            self.watermark_client.clone(),
+            self.topic.clone(),
+            self.partitions.clone(),
+        );
+        let ends = tokio::task::spawn_blocking(move || end_offsets(&client, &topic, &partitions))
+            .await
+            .map_err(|_| StorageError::Closed)??;
+        let mut progress = self.progress.clone();
+        let reached = |p: &Progress| {
+            ends.iter()
+                .all(|(partition, end)| p.get(partition).copied().unwrap_or(0) >= *end)
+        };
+        if reached(&progress.borrow_and_update()) {
+            return Ok(());
+        }
+        let _waiting = WaitingGuard::enter(&self.waiting);
+        loop {
+            // Err: the consumer thread ended (stopped, or its topic could not be read).
+            progress.changed().await.map_err(|_| StorageError::Closed)?;
+            if reached(&progress.borrow_and_update()) {
+                return Ok(());
+            }
+        }
     }
 
     /// Writes one record and resolves when the broker acknowledged it; returns its
@@ -243,7 +273,7 @@ impl KafkaBasedLog {
 
     /// Stops the consumer thread; later calls answer [`StorageError::Closed`].
     pub async fn stop(&self) {
-        let _ = self.commands.send(Command::Stop);
+        let _ = self.stop.send(());
         let handle = self.thread.lock().expect("log thread lock").take();
         if let Some(h) = handle {
             let _ = tokio::task::spawn_blocking(move || h.join()).await;
@@ -253,7 +283,7 @@ impl KafkaBasedLog {
 
 impl Drop for KafkaBasedLog {
     fn drop(&mut self) {
-        let _ = self.commands.send(Command::Stop);
+        let _ = self.stop.send(());
     }
 }
 
@@ -305,24 +335,74 @@ pub(crate) async fn send_all(
         .collect()
 }
 
+/// Counts a reader waiting for the end, from [`enter`](Self::enter) until it is done
+/// (answered, failed or dropped).
+struct WaitingGuard<'a>(&'a AtomicUsize);
+
+impl<'a> WaitingGuard<'a> {
+    fn enter(waiting: &'a AtomicUsize) -> Self {
+        waiting.fetch_add(1, Ordering::Relaxed);
+        WaitingGuard(waiting)
+    }
+}
+
+impl Drop for WaitingGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The end offsets (high watermarks) of `partitions` of `topic`, asked with `client`.
+fn end_offsets(
+    client: &BaseConsumer,
+    topic: &str,
+    partitions: &[i32],
+) -> Result<HashMap<i32, i64>, StorageError> {
+    let mut ends = HashMap::new();
+    for p in partitions {
+        // Leadership moves (e.g. right after topic creation or a broker restart) answer
+        // retriable errors; retry them until the deadline like Java's admin client does.
+        let deadline = std::time::Instant::now() + END_OFFSETS_TIMEOUT;
+        let high = loop {
+            match client.fetch_watermarks(topic, *p, METADATA_TIMEOUT) {
+                Ok((_low, high)) => break high,
+                Err(e) if std::time::Instant::now() < deadline => {
+                    tracing::debug!(topic = %topic, partition = p, error = %e, "retrying end offset fetch");
+                    // A cached "unknown partition" is only left behind by a fresh metadata
+                    // answer (a broker restart moves leaders away and back).
+                    let _ = client.fetch_metadata(Some(topic), METADATA_TIMEOUT);
+                    std::thread::sleep(RETRY_BACKOFF);
+                }
+                Err(e) => {
+                    return Err(StorageError::kafka(
+                        format!("fetch end offsets of {topic}"),
+                        e,
+                    ));
+                }
+            }
+        };
+        ends.insert(*p, high);
+    }
+    Ok(ends)
+}
+
 /// The consumer side, owned by the log's thread.
 struct Tailer {
     topic: String,
     consumer: BaseConsumer,
-    watermark_client: BaseConsumer,
     on_record: RecordCallback,
     partitions: Vec<i32>,
-    /// Next offset to deliver per partition, from the records seen.
-    next: HashMap<i32, i64>,
-    waiting: Vec<(HashMap<i32, i64>, ReadToEndReply)>,
+    progress: watch::Sender<Progress>,
+    waiting: Arc<AtomicUsize>,
 }
 
 impl Tailer {
     fn assign(
         topic: String,
         consumer: BaseConsumer,
-        watermark_client: BaseConsumer,
         on_record: RecordCallback,
+        progress: watch::Sender<Progress>,
+        waiting: Arc<AtomicUsize>,
     ) -> Result<Self, StorageError> {
         let partitions = super::topics::wait_for_partitions(&consumer, &topic)?;
         let mut tpl = TopicPartitionList::new();
@@ -336,31 +416,28 @@ impl Tailer {
         Ok(Tailer {
             topic,
             consumer,
-            watermark_client,
             on_record,
             partitions,
-            next: HashMap::new(),
-            waiting: Vec::new(),
+            progress,
+            waiting,
         })
     }
 
-    fn run(mut self, commands: std_mpsc::Receiver<Command>) {
+    fn run(mut self, stop: std_mpsc::Receiver<()>) {
         loop {
-            loop {
-                match commands.try_recv() {
-                    Ok(Command::ReadToEnd(reply)) => match self.end_offsets() {
-                        Ok(ends) => self.waiting.push((ends, reply)),
-                        Err(e) => {
-                            let _ = reply.send(Err(e));
-                        }
-                    },
-                    Ok(Command::Stop) | Err(std_mpsc::TryRecvError::Disconnected) => return,
-                    Err(std_mpsc::TryRecvError::Empty) => break,
-                }
+            match stop.try_recv() {
+                Ok(()) | Err(std_mpsc::TryRecvError::Disconnected) => return,
+                Err(std_mpsc::TryRecvError::Empty) => {}
             }
-            self.answer_satisfied();
-            match self.consumer.poll(POLL_INTERVAL) {
-                None => {}
+            let interval = if self.waiting.load(Ordering::Relaxed) > 0 {
+                WAITED_POLL_INTERVAL
+            } else {
+                POLL_INTERVAL
+            };
+            match self.consumer.poll(interval) {
+                // Nothing more to read now: the position may have moved past transaction
+                // markers and aborted records that no record follows.
+                None => self.publish_position(),
                 Some(Ok(m)) => {
                     let rec = ConsumedRecord {
                         partition: m.partition(),
@@ -370,7 +447,9 @@ impl Tailer {
                     };
                     drop(m);
                     (self.on_record)(&rec);
-                    self.next.insert(rec.partition, rec.offset + 1);
+                    self.progress.send_modify(|p| {
+                        p.insert(rec.partition, rec.offset + 1);
+                    });
                 }
                 Some(Err(e)) => {
                     tracing::warn!(topic = %self.topic, error = %e, "error consuming internal topic");
@@ -379,66 +458,77 @@ impl Tailer {
         }
     }
 
-    fn end_offsets(&self) -> Result<HashMap<i32, i64>, StorageError> {
-        let client = &self.watermark_client;
-        let mut ends = HashMap::new();
-        for p in &self.partitions {
-            // Leadership moves (e.g. right after topic creation or a broker restart) answer
-            // retriable errors; retry them until the deadline like Java's admin client does.
-            let deadline = std::time::Instant::now() + END_OFFSETS_TIMEOUT;
-            let high = loop {
-                match client.fetch_watermarks(&self.topic, *p, METADATA_TIMEOUT) {
-                    Ok((_low, high)) => break high,
-                    Err(e) if std::time::Instant::now() < deadline => {
-                        tracing::debug!(topic = %self.topic, partition = p, error = %e, "retrying end offset fetch");
-                        // A cached "unknown partition" is only left behind by a fresh metadata
-                        // answer (a broker restart moves leaders away and back).
-                        let _ = client.fetch_metadata(Some(&self.topic), METADATA_TIMEOUT);
-                        std::thread::sleep(RETRY_BACKOFF);
-                    }
-                    Err(e) => {
-                        return Err(StorageError::kafka(
-                            format!("fetch end offsets of {}", self.topic),
-                            e,
-                        ));
-                    }
-                }
-            };
-            ends.insert(*p, high);
-        }
-        Ok(ends)
-    }
-
-    fn answer_satisfied(&mut self) {
-        if self.waiting.is_empty() {
+    /// Publishes the consumer's own position where it is past the last delivered record.
+    fn publish_position(&self) {
+        let Ok(tpl) = self.consumer.position() else {
             return;
-        }
-        let positions = self.positions();
-        let mut keep = Vec::new();
-        for (ends, reply) in std::mem::take(&mut self.waiting) {
-            if ends
-                .iter()
-                .all(|(p, end)| positions.get(p).copied().unwrap_or(0) >= *end)
-            {
-                let _ = reply.send(Ok(()));
-            } else {
-                keep.push((ends, reply));
-            }
-        }
-        self.waiting = keep;
-    }
-    /// Max of the offset after the last delivered record and the consumer's own position,
-    /// which also moves past transaction markers and aborted records.
-    fn positions(&self) -> HashMap<i32, i64> {
-        let mut pos = self.next.clone();
-        if let Ok(tpl) = self.consumer.position() {
+        };
+        self.progress.send_if_modified(|p| {
+            let mut changed = false;
             for e in tpl.elements() {
                 if let Offset::Offset(o) = e.offset() {
-                    let v = pos.entry(e.partition()).or_insert(0);
-                    *v = (*v).max(o);
+                    let v = p.entry(e.partition()).or_insert(0);
+                    if o > *v {
+                        *v = o;
+                        changed = true;
+                    }
                 }
             }
+            changed
+        });
+    }
+}
+
+/// Where a store's records live: a Kafka topic (distributed worker) or this process
+/// ([`LocalLog`](super::local_log::LocalLog): the standalone worker's memory and offsets file).
+/// The stores read and write through this and never ask which.
+#[derive(Debug)]
+pub enum InternalLog {
+    Kafka(KafkaBasedLog),
+    Local(super::local_log::LocalLog),
+}
+
+impl InternalLog {
+    /// The topic, or what the local log is ("config", "status", the offsets file).
+    pub fn topic(&self) -> &str {
+        match self {
+            InternalLog::Kafka(l) => l.topic(),
+            InternalLog::Local(l) => l.name(),
         }
-        pos
+    }
+
+    /// See [`KafkaBasedLog::read_to_end`]; a local log's writes are read when they return.
+    pub async fn read_to_end(&self) -> Result<(), StorageError> {
+        match self {
+            InternalLog::Kafka(l) => l.read_to_end().await,
+            InternalLog::Local(_) => Ok(()),
+        }
+    }
+
+    pub async fn send(&self, key: &[u8], value: Option<&[u8]>) -> Result<(i32, i64), StorageError> {
+        let written = self
+            .send_batch(&[(key.to_vec(), value.map(<[u8]>::to_vec))])
+            .await?;
+        Ok(written[0])
+    }
+
+    /// A file-backed local log writes (and fsyncs) on the blocking pool, off the executor.
+    pub async fn send_batch(&self, records: &[RawRecord]) -> Result<Vec<(i32, i64)>, StorageError> {
+        match self {
+            InternalLog::Kafka(l) => l.send_batch(records).await,
+            InternalLog::Local(l) if l.is_file_backed() => {
+                let (log, records) = (l.clone(), records.to_vec());
+                tokio::task::spawn_blocking(move || log.send_batch(&records))
+                    .await
+                    .map_err(|e| StorageError::Io(format!("offsets file writer failed: {e}")))?
+            }
+            InternalLog::Local(l) => l.send_batch(records),
+        }
+    }
+
+    pub async fn stop(&self) {
+        if let InternalLog::Kafka(l) = self {
+            l.stop().await;
+        }
     }
 }

@@ -1,6 +1,9 @@
 //! Kafka-backed internal topics in Apache Kafka Connect's formats.
 //!
-//! - [`log`]: [`KafkaBasedLog`], a topic tailed from the beginning with read-to-end and a producer
+//! - [`log`]: [`KafkaBasedLog`], a topic tailed from the beginning with read-to-end and a producer;
+//!   [`log::InternalLog`], what a store reads and writes: such a topic or a [`local_log`]
+//! - [`local_log`]: the standalone worker's logs: in memory (config, status) and in Apache's
+//!   offsets file ([`java_serial`]: the Java serialization of a `HashMap<byte[], byte[]>`)
 //! - [`topics`]: creating and validating the config, offsets and status topics
 //! - [`config`]: [`ConfigBackingStore`] on the config topic (connector and task configs, commits,
 //!   target states, restart requests, session key, task-count records) and its
@@ -17,8 +20,11 @@
 
 pub mod config;
 pub mod config_codec;
+pub mod java_serial;
 pub mod json;
+pub mod local_log;
 pub mod log;
+pub mod log_record;
 pub mod offsets;
 pub mod status;
 pub mod topics;

@@ -1,6 +1,8 @@
 //! Source offsets: [`OffsetBackingStore`] over one offsets topic (Java `KafkaOffsetBackingStore`)
-//! and [`ConnectorOffsetBackingStore`], a connector-specific topic over the worker's global one
-//! (Java `ConnectorOffsetBackingStore`, spec §2.3/§3.7). Sink offsets are consumer-group offsets
+//! or the standalone worker's offsets file ([`OffsetBackingStore::from_file`], Java
+//! `FileOffsetBackingStore`, the same keys and values) and [`ConnectorOffsetBackingStore`], a
+//! connector-specific topic over the worker's global one (Java `ConnectorOffsetBackingStore`,
+//! spec §2.3/§3.7). Sink offsets are consumer-group offsets
 //! and live elsewhere.
 //!
 //! Record format: key `["<connector>",{<partition>}]`, value `{<offset>}` or a tombstone, both
@@ -34,7 +36,10 @@ use rdkafka::ClientConfig;
 use serde_json::{Map, Value};
 
 use super::json::to_java_json;
-use super::log::{ConsumedRecord, KafkaBasedLog, LogConfig, RawRecord};
+use super::local_log::LocalLog;
+use super::log::{
+    ConsumedRecord, InternalLog, KafkaBasedLog, LogConfig, RawRecord, RecordCallback,
+};
 use super::topics::{InternalTopic, TopicSettings, ensure_topic};
 use super::{StorageError, with_timeout};
 
@@ -161,9 +166,29 @@ pub const OFFSET_IO_TIMEOUT: Duration = Duration::from_secs(30);
 
 type RawOffsets = Arc<Mutex<HashMap<Vec<u8>, Vec<u8>>>>;
 
-/// One offsets topic, fully cached in memory by key bytes.
+/// The store's cache and the log callback that keeps it (latest value per key).
+fn cache() -> (RawOffsets, RecordCallback) {
+    let data: RawOffsets = Arc::default();
+    let cb_data = data.clone();
+    let on_record: RecordCallback = Box::new(move |r: &ConsumedRecord| {
+        let Some(key) = &r.key else { return };
+        let mut d = cb_data.lock().expect("offsets lock");
+        match &r.value {
+            Some(v) => {
+                d.insert(key.clone(), v.clone());
+            }
+            None => {
+                d.remove(key);
+            }
+        }
+    });
+    (data, on_record)
+}
+
+/// One offsets topic (or the standalone worker's offsets file), fully cached in memory by key
+/// bytes.
 pub struct OffsetBackingStore {
-    log: KafkaBasedLog,
+    log: InternalLog,
     data: RawOffsets,
     topic: String,
 }
@@ -180,20 +205,7 @@ impl OffsetBackingStore {
     /// Creates/validates the topic and reads it to the end.
     pub async fn start(settings: OffsetStoreSettings) -> Result<Self, StorageError> {
         ensure_topic(&settings.client, InternalTopic::Offsets, &settings.topic).await?;
-        let data: RawOffsets = Arc::default();
-        let cb_data = data.clone();
-        let on_record = Box::new(move |r: &ConsumedRecord| {
-            let Some(key) = &r.key else { return };
-            let mut d = cb_data.lock().expect("offsets lock");
-            match &r.value {
-                Some(v) => {
-                    d.insert(key.clone(), v.clone());
-                }
-                None => {
-                    d.remove(key);
-                }
-            }
-        });
+        let (data, on_record) = cache();
         let log = KafkaBasedLog::start(
             LogConfig {
                 topic: settings.topic.name.clone(),
@@ -205,9 +217,21 @@ impl OffsetBackingStore {
         )
         .await?;
         Ok(Self {
-            log,
+            log: InternalLog::Kafka(log),
             data,
             topic: settings.topic.name,
+        })
+    }
+
+    /// The standalone worker's store: `offset.storage.file.filename` in Apache's format
+    /// (see [`super::local_log`]), read now; a corrupt file is an error naming it.
+    pub fn from_file(path: &std::path::Path) -> Result<Self, StorageError> {
+        let (data, on_record) = cache();
+        let log = LocalLog::with_file(path, on_record)?;
+        Ok(Self {
+            topic: log.name().to_owned(),
+            log: InternalLog::Local(log),
+            data,
         })
     }
 

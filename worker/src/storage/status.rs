@@ -25,7 +25,8 @@ use rdkafka::ClientConfig;
 use serde_json::{Map, Value, json};
 
 use super::json::to_java_json;
-use super::log::{ConsumedRecord, KafkaBasedLog, LogConfig};
+use super::local_log::LocalLog;
+use super::log::{ConsumedRecord, InternalLog, KafkaBasedLog, LogConfig, RecordCallback};
 use super::topics::{InternalTopic, TopicSettings, ensure_topic};
 use super::types::{ConnectorState, ConnectorStatus, ConnectorTaskId, TaskStatus, TopicStatus};
 use super::{StorageError, with_timeout};
@@ -295,9 +296,23 @@ pub struct StatusStoreSettings {
     pub client_id: String,
 }
 
+/// The store's cache and the log callback that feeds it.
+fn status_cache() -> (Arc<Mutex<StatusCache>>, RecordCallback) {
+    let cache: Arc<Mutex<StatusCache>> = Arc::default();
+    let cb = cache.clone();
+    let on_record: RecordCallback = Box::new(move |r: &ConsumedRecord| {
+        if let Some(k) = &r.key {
+            cb.lock()
+                .expect("status cache lock")
+                .apply(k, r.value.as_deref());
+        }
+    });
+    (cache, on_record)
+}
+
 /// The status store; see the module docs.
 pub struct StatusBackingStore {
-    log: KafkaBasedLog,
+    log: InternalLog,
     cache: Arc<Mutex<StatusCache>>,
 }
 
@@ -313,15 +328,7 @@ impl StatusBackingStore {
     /// Creates/validates the topic and reads it to the end.
     pub async fn start(settings: StatusStoreSettings) -> Result<Self, StorageError> {
         ensure_topic(&settings.client, InternalTopic::Status, &settings.topic).await?;
-        let cache: Arc<Mutex<StatusCache>> = Arc::default();
-        let cb = cache.clone();
-        let on_record = Box::new(move |r: &ConsumedRecord| {
-            if let Some(k) = &r.key {
-                cb.lock()
-                    .expect("status cache lock")
-                    .apply(k, r.value.as_deref());
-            }
-        });
+        let (cache, on_record) = status_cache();
         let log = KafkaBasedLog::start(
             LogConfig {
                 topic: settings.topic.name.clone(),
@@ -332,7 +339,19 @@ impl StatusBackingStore {
             on_record,
         )
         .await?;
-        Ok(Self { log, cache })
+        Ok(Self {
+            log: InternalLog::Kafka(log),
+            cache,
+        })
+    }
+
+    /// The standalone worker's store, in memory (Apache's `MemoryStatusBackingStore`).
+    pub fn in_memory() -> Self {
+        let (cache, on_record) = status_cache();
+        Self {
+            log: InternalLog::Local(LocalLog::in_memory("status", on_record)),
+            cache,
+        }
     }
 
     fn cache(&self) -> std::sync::MutexGuard<'_, StatusCache> {
