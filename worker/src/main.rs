@@ -233,6 +233,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = parse_cli();
+    // The schema registry converters join the built-in ones for every subcommand.
+    connect_registry::install();
     match cli.command {
         Some(Command::Check {
             worker_properties,

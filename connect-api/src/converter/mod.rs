@@ -132,12 +132,48 @@ impl Builtin {
     }
 }
 
+/// A converter class from outside this crate (the schema registry converters), added to the
+/// lookup once at start-up with [`install_converter_plugins`]. It is a key/value converter only
+/// (as Confluent's are).
+pub struct ConverterPlugin {
+    /// The Java class name users configure.
+    pub class: &'static str,
+    pub new: fn() -> Box<dyn Converter>,
+}
+
+static PLUGINS: std::sync::OnceLock<Vec<ConverterPlugin>> = std::sync::OnceLock::new();
+
+/// Adds converter classes to the lookup for the life of the process; the first call wins.
+pub fn install_converter_plugins(plugins: Vec<ConverterPlugin>) {
+    let _ = PLUGINS.set(plugins);
+}
+
+fn plugins() -> &'static [ConverterPlugin] {
+    PLUGINS.get().map(Vec::as_slice).unwrap_or_default()
+}
+
+/// An installed plugin by full class name, or by simple name when only one has it.
+fn plugin(name: &str) -> Option<&'static ConverterPlugin> {
+    let name = name.trim();
+    if let Some(p) = plugins().iter().find(|p| p.class == name) {
+        return Some(p);
+    }
+    let mut by_simple = plugins()
+        .iter()
+        .filter(|p| simple_name(p.class).eq_ignore_ascii_case(name));
+    match (by_simple.next(), by_simple.next()) {
+        (Some(p), None) => Some(p),
+        _ => None,
+    }
+}
+
 /// A fresh, unconfigured converter for a class name (`org.apache.kafka.connect.json.JsonConverter`),
 /// its simple name (`JsonConverter`) or a short alias (`json`, `string`, `bytes`).
 /// `SimpleHeaderConverter` is also a `Converter` in Java and is accepted here too.
 pub fn converter_for_class(name: &str) -> Result<Box<dyn Converter>> {
     builtin(&simple_name(name).to_ascii_lowercase())
         .map(Builtin::converter)
+        .or_else(|| plugin(name).map(|p| (p.new)()))
         .ok_or_else(|| not_found(name))
 }
 
@@ -171,6 +207,7 @@ pub fn builtin_converter_classes() -> Vec<(&'static str, &'static str)> {
     let mut all: Vec<_> = BUILTIN_CONVERTER_CLASSES
         .iter()
         .flat_map(|c| [(*c, "converter"), (*c, "header_converter")])
+        .chain(plugins().iter().map(|p| (p.class, "converter")))
         .collect();
     all.sort_unstable();
     all

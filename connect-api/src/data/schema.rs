@@ -1,6 +1,6 @@
 //! Schemas: a type, optionality, a default and metadata (name, version, doc, parameters).
 
-use std::collections::BTreeMap;
+use indexmap::IndexMap;
 use std::fmt;
 use std::sync::{Arc, LazyLock};
 
@@ -119,7 +119,9 @@ struct SchemaData {
     name: Option<String>,
     version: Option<i32>,
     doc: Option<String>,
-    parameters: BTreeMap<String, String>,
+    /// In insertion order, as Java's `LinkedHashMap` keeps them (schema texts written from
+    /// them, e.g. Avro's `connect.parameters`, list them in that order); equality ignores order.
+    parameters: IndexMap<String, String>,
     fields: Vec<Field>,
     key_schema: Option<Schema>,
     value_schema: Option<Schema>,
@@ -223,7 +225,7 @@ impl Schema {
     pub fn doc(&self) -> Option<&str> {
         self.data().doc.as_deref()
     }
-    pub fn parameters(&self) -> &BTreeMap<String, String> {
+    pub fn parameters(&self) -> &IndexMap<String, String> {
         &self.data().parameters
     }
     /// Struct fields in order (empty for other types).
@@ -324,7 +326,7 @@ impl SchemaBuilder {
                 name: None,
                 version: None,
                 doc: None,
-                parameters: BTreeMap::new(),
+                parameters: IndexMap::new(),
                 fields: Vec::new(),
                 key_schema: None,
                 value_schema: None,
@@ -408,6 +410,16 @@ impl SchemaBuilder {
             )));
         }
         Ok(self.field(name, schema))
+    }
+
+    /// The name set so far (Java's `SchemaBuilder.name()` getter).
+    pub fn current_name(&self) -> Option<&str> {
+        self.data.name.as_deref()
+    }
+
+    /// The version set so far (Java's `SchemaBuilder.version()` getter).
+    pub fn current_version(&self) -> Option<i32> {
+        self.data.version
     }
 
     pub fn build(self) -> Schema {

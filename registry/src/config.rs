@@ -1,0 +1,431 @@
+//! The Schema Registry converters' settings: Confluent's `AbstractKafkaSchemaSerDeConfig` and
+//! `AvroDataConfig` keys, with their defaults. One table decides each key: implemented, or
+//! refused with a validation error naming it when set to anything but its default (a key this
+//! converter would otherwise ignore must not quietly change nothing).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use connect_api::config::{ConfigType, Importance, ParsedConfig, TypedValue, validators};
+use connect_api::{ConfigDef, ConfigKey, ConfigMap, ConnectError, Result};
+
+use crate::avro::data::AvroDataConfig;
+use crate::client::ClientSettings;
+use crate::subject::SubjectNameStrategy;
+
+pub const SCHEMA_REGISTRY_URL: &str = "schema.registry.url";
+pub const BASIC_AUTH_CREDENTIALS_SOURCE: &str = "basic.auth.credentials.source";
+pub const BASIC_AUTH_USER_INFO: &str = "basic.auth.user.info";
+pub const SCHEMA_REGISTRY_USER_INFO: &str = "schema.registry.basic.auth.user.info";
+pub const AUTO_REGISTER_SCHEMAS: &str = "auto.register.schemas";
+pub const USE_LATEST_VERSION: &str = "use.latest.version";
+pub const LATEST_COMPATIBILITY_STRICT: &str = "latest.compatibility.strict";
+pub const LATEST_CACHE_TTL: &str = "latest.cache.ttl.sec";
+pub const KEY_SUBJECT_NAME_STRATEGY: &str = "key.subject.name.strategy";
+pub const VALUE_SUBJECT_NAME_STRATEGY: &str = "value.subject.name.strategy";
+pub const SCHEMAS_CACHE_SIZE: &str = "schemas.cache.config";
+pub const ENHANCED_AVRO_SCHEMA_SUPPORT: &str = "enhanced.avro.schema.support";
+pub const CONNECT_META_DATA: &str = "connect.meta.data";
+pub const SCRUB_INVALID_NAMES: &str = "scrub.invalid.names";
+pub const DISCARD_TYPE_DOC_DEFAULT: &str = "discard.type.doc.default";
+pub const ALLOW_OPTIONAL_MAP_KEYS: &str = "allow.optional.map.keys";
+pub const FLATTEN_SINGLETON_UNIONS: &str = "flatten.singleton.unions";
+pub const MAX_SCHEMAS_PER_SUBJECT: &str = "max.schemas.per.subject";
+pub const SSL_TRUSTSTORE_TYPE: &str = "schema.registry.ssl.truststore.type";
+pub const SSL_TRUSTSTORE_LOCATION: &str = "schema.registry.ssl.truststore.location";
+pub const SSL_TRUSTSTORE_CERTIFICATES: &str = "schema.registry.ssl.truststore.certificates";
+pub const SSL_KEYSTORE_TYPE: &str = "schema.registry.ssl.keystore.type";
+pub const SSL_KEYSTORE_LOCATION: &str = "schema.registry.ssl.keystore.location";
+pub const SSL_KEYSTORE_KEY: &str = "schema.registry.ssl.keystore.key";
+pub const SSL_KEYSTORE_CERTIFICATE_CHAIN: &str = "schema.registry.ssl.keystore.certificate.chain";
+
+/// Confluent keys this converter does not implement, with the default they must keep.
+const NOT_IMPLEMENTED: &[(&str, ConfigType, &str)] = &[
+    ("normalize.schemas", ConfigType::Boolean, "false"),
+    ("use.schema.id", ConfigType::Int, "-1"),
+    ("use.schema.guid", ConfigType::String, ""),
+    ("id.compatibility.strict", ConfigType::Boolean, "true"),
+    ("propagate.schema.tags", ConfigType::Boolean, "false"),
+    (
+        "latest.compatibility.strict.check",
+        ConfigType::Boolean,
+        "false",
+    ),
+    ("use.latest.with.metadata", ConfigType::String, ""),
+    ("generalized.sum.type.support", ConfigType::Boolean, "false"),
+    ("ignore.default.for.nullables", ConfigType::Boolean, "false"),
+    ("bearer.auth.credentials.source", ConfigType::String, ""),
+    ("bearer.auth.token", ConfigType::Password, ""),
+    ("proxy.host", ConfigType::String, ""),
+    ("proxy.port", ConfigType::Int, "-1"),
+    ("context.name.strategy", ConfigType::Class, ""),
+    ("schema.reflection", ConfigType::Boolean, "false"),
+    ("specific.avro.reader", ConfigType::Boolean, "false"),
+    ("avro.reflection.allow.null", ConfigType::Boolean, "false"),
+    (
+        "avro.use.logical.type.converters",
+        ConfigType::Boolean,
+        "false",
+    ),
+    ("schema.backup.enabled", ConfigType::Boolean, "false"),
+    ("rule.executors", ConfigType::List, ""),
+    ("rule.actions", ConfigType::List, ""),
+    ("key.schema.id.serializer", ConfigType::Class, ""),
+    ("value.schema.id.serializer", ConfigType::Class, ""),
+    ("key.schema.id.deserializer", ConfigType::Class, ""),
+    ("value.schema.id.deserializer", ConfigType::Class, ""),
+    ("schema.registry.ssl.key.password", ConfigType::Password, ""),
+    (
+        "schema.registry.ssl.keystore.password",
+        ConfigType::Password,
+        "",
+    ),
+    (
+        "schema.registry.ssl.truststore.password",
+        ConfigType::Password,
+        "",
+    ),
+];
+
+fn not_implemented(
+    name: &'static str,
+    default: &'static str,
+) -> Arc<dyn connect_api::config::Validator> {
+    validators::lambda(
+        format!("{default} (not implemented here)"),
+        move |key, value| {
+            let text = match value {
+                None => return Ok(()),
+                Some(TypedValue::String(s) | TypedValue::Class(s)) => s.clone(),
+                Some(TypedValue::Password(p)) => p.value().to_owned(),
+                Some(TypedValue::List(l)) => l.join(","),
+                Some(TypedValue::Boolean(b)) => b.to_string(),
+                Some(TypedValue::Int(i)) => i.to_string(),
+                Some(other) => format!("{other:?}"),
+            };
+            if text == default {
+                Ok(())
+            } else {
+                Err(ConnectError::invalid_value(
+                    key,
+                    if name.contains("password") || name.contains("token") {
+                        "[hidden]".to_owned()
+                    } else {
+                        text
+                    },
+                    &format!(
+                        "{name} is not supported by this worker's schema registry converters (leave it at its default, {default:?})"
+                    ),
+                ))
+            }
+        },
+    )
+}
+
+fn key(name: &str, t: ConfigType, doc: &str) -> ConfigKey {
+    ConfigKey::new(name, t, Importance::Medium, doc)
+}
+
+/// The keys every registry converter takes (Avro's data keys included when `avro`).
+pub fn config_def(avro: bool) -> ConfigDef {
+    let strategy = |name: &str| {
+        key(
+            name,
+            ConfigType::Class,
+            "Determines how to construct the subject name under which the schema is registered with the schema registry.",
+        )
+        .default_value(TypedValue::Class(
+            crate::subject::TOPIC_NAME_STRATEGY.to_owned(),
+        ))
+        .validator(validators::lambda("a subject name strategy", |key, value| {
+            let v = value.and_then(TypedValue::as_str).unwrap_or_default();
+            SubjectNameStrategy::from_class(v)
+                .map(|_| ())
+                .map_err(|e| ConnectError::invalid_value(key, v, e.message()))
+        }))
+    };
+    let mut def = ConfigDef::new()
+        .define(key(
+            SCHEMA_REGISTRY_URL,
+            ConfigType::List,
+            "Comma-separated list of URLs for Schema Registry instances that can be used to register or look up schemas.",
+        ).validator(validators::lambda("a non-empty list of URLs", |key, value| {
+            match value {
+                Some(TypedValue::List(l)) if !l.is_empty() => Ok(()),
+                _ => Err(ConnectError::missing_required(key)),
+            }
+        })))
+        .define(
+            key(
+                BASIC_AUTH_CREDENTIALS_SOURCE,
+                ConfigType::String,
+                "Specify how to pick the credentials for the Basic authentication header: URL or USER_INFO.",
+            )
+            .default_value("URL")
+            .validator(validators::one_of(&["URL", "USER_INFO"])),
+        )
+        .define(key(BASIC_AUTH_USER_INFO, ConfigType::Password, "Specify the user info for the Basic authentication in the form of {username}:{password}.").default_value(TypedValue::Password(connect_api::config::Password::new(""))))
+        .define(key(SCHEMA_REGISTRY_USER_INFO, ConfigType::Password, "Specify the user info for the Basic authentication in the form of {username}:{password}.").default_value(TypedValue::Password(connect_api::config::Password::new(""))))
+        .define(key(AUTO_REGISTER_SCHEMAS, ConfigType::Boolean, "Specify if the Serializer should attempt to register the Schema with Schema Registry.").default_value(true))
+        .define(key(USE_LATEST_VERSION, ConfigType::Boolean, "Use the latest version of the schema in the subject instead of the record's own, which must be compatible with it.").default_value(false))
+        .define(key(LATEST_COMPATIBILITY_STRICT, ConfigType::Boolean, "If true, check that the latest schema can read what the record's own schema writes when use.latest.version is true.").default_value(true))
+        .define(key(LATEST_CACHE_TTL, ConfigType::Long, "Time in seconds after which the latest schema of a subject is looked up again; -1 for never.").default_value(-1i64))
+        .define(strategy(KEY_SUBJECT_NAME_STRATEGY))
+        .define(strategy(VALUE_SUBJECT_NAME_STRATEGY))
+        .define(key(MAX_SCHEMAS_PER_SUBJECT, ConfigType::Int, "Maximum number of schemas to create or cache locally.").default_value(1000))
+        .define(key(SSL_TRUSTSTORE_TYPE, ConfigType::String, "The file format of the trust store file: PEM only here.").default_value("JKS").validator(validators::lambda("PEM", |key, value| {
+            // JKS is Java's default; it means nothing until a location is set (checked then).
+            let v = value.and_then(TypedValue::as_str).unwrap_or_default();
+            if v.eq_ignore_ascii_case("PEM") || v.eq_ignore_ascii_case("JKS") { Ok(()) } else {
+                Err(ConnectError::invalid_value(key, v, "this worker reads PEM trust stores only"))
+            }
+        })))
+        .define(key(SSL_TRUSTSTORE_LOCATION, ConfigType::String, "The location of the trust store file (PEM).").default_null())
+        .define(key(SSL_TRUSTSTORE_CERTIFICATES, ConfigType::Password, "Trusted certificates in PEM format.").default_null())
+        .define(key(SSL_KEYSTORE_TYPE, ConfigType::String, "The file format of the key store file: PEM only here.").default_value("JKS").validator(validators::lambda("PEM", |key, value| {
+            let v = value.and_then(TypedValue::as_str).unwrap_or_default();
+            if v.eq_ignore_ascii_case("PEM") || v.eq_ignore_ascii_case("JKS") { Ok(()) } else {
+                Err(ConnectError::invalid_value(key, v, "this worker reads PEM key stores only"))
+            }
+        })))
+        .define(key(SSL_KEYSTORE_LOCATION, ConfigType::String, "The location of the key store file (PEM: key and certificate chain).").default_null())
+        .define(key(SSL_KEYSTORE_KEY, ConfigType::Password, "The private key in PEM format.").default_null())
+        .define(key(SSL_KEYSTORE_CERTIFICATE_CHAIN, ConfigType::Password, "The certificate chain in PEM format.").default_null());
+    for (name, t, default) in NOT_IMPLEMENTED {
+        let mut k = key(
+            name,
+            *t,
+            "Not supported by this worker: must keep its default.",
+        );
+        k = if default.is_empty() && !matches!(t, ConfigType::List) {
+            k.default_null()
+        } else {
+            match t {
+                ConfigType::Boolean => k.default_value(*default == "true"),
+                ConfigType::Int => k.default_value(default.parse::<i32>().unwrap_or(-1)),
+                _ => k.default_value(*default),
+            }
+        };
+        def = def.define(k.validator(not_implemented(name, default)));
+    }
+    if avro {
+        let flag = |name: &str, default: bool, doc: &str| {
+            key(name, ConfigType::Boolean, doc).default_value(default)
+        };
+        def = def
+            .define(key(SCHEMAS_CACHE_SIZE, ConfigType::Int, "Size of the converted schemas cache").default_value(1000))
+            .define(flag(ENHANCED_AVRO_SCHEMA_SUPPORT, false, "Enable enhanced schema support to preserve package information and Enums."))
+            .define(flag(CONNECT_META_DATA, true, "Allow the Connect converter to add its metadata to the output schema."))
+            .define(flag(SCRUB_INVALID_NAMES, false, "Whether to scrub invalid names by replacing invalid characters with valid characters."))
+            .define(flag(DISCARD_TYPE_DOC_DEFAULT, false, "Only use the field-level doc and default in Avro and discard the type-level ones."))
+            .define(flag(ALLOW_OPTIONAL_MAP_KEYS, false, "Allow optional string map key when converting from Connect Schema to Avro Schema."))
+            .define(flag(FLATTEN_SINGLETON_UNIONS, true, "Whether to flatten singleton unions."));
+    }
+    def
+}
+
+/// What a converter is configured with.
+#[derive(Debug, Clone)]
+pub struct RegistryConverterConfig {
+    pub client: ClientSettings,
+    pub auto_register: bool,
+    pub use_latest_version: bool,
+    pub latest_compatibility_strict: bool,
+    pub subject_strategy: SubjectNameStrategy,
+    pub schemas_cache_size: usize,
+    pub avro: AvroDataConfig,
+}
+
+fn read_file(key: &str, path: &str) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| ConnectError::config(format!("{key} {path}: {e}")))
+}
+
+impl RegistryConverterConfig {
+    /// Parses a converter's sub-config (`value.converter.` removed) with [`config_def`].
+    pub fn parse(props: &ConfigMap, is_key: bool, avro: bool) -> Result<Self> {
+        let parsed: ParsedConfig = config_def(avro).parse(props)?;
+        let mut urls: Vec<String> = parsed.list(SCHEMA_REGISTRY_URL).to_vec();
+        let source = parsed
+            .string(BASIC_AUTH_CREDENTIALS_SOURCE)
+            .unwrap_or("URL");
+        let mut user_info = None;
+        if source == "USER_INFO" {
+            let u = parsed
+                .password(BASIC_AUTH_USER_INFO)
+                .map(|p| p.value().to_owned())
+                .filter(|s| !s.is_empty())
+                .or_else(|| {
+                    parsed
+                        .password(SCHEMA_REGISTRY_USER_INFO)
+                        .map(|p| p.value().to_owned())
+                        .filter(|s| !s.is_empty())
+                });
+            user_info = Some(u.ok_or_else(|| {
+                ConnectError::config(format!(
+                    "{BASIC_AUTH_CREDENTIALS_SOURCE}=USER_INFO needs {BASIC_AUTH_USER_INFO}"
+                ))
+            })?);
+        }
+        // URL: the user info of the URLs themselves (stripped from the request URL).
+        for u in &mut urls {
+            if let Ok(mut parsed_url) = url::Url::parse(u) {
+                if !parsed_url.username().is_empty() {
+                    if source == "URL" && user_info.is_none() {
+                        let decode = |s: &str| {
+                            url::form_urlencoded::parse(format!("x={s}").as_bytes())
+                                .next()
+                                .map(|(_, v)| v.into_owned())
+                                .unwrap_or_default()
+                        };
+                        user_info = Some(format!(
+                            "{}:{}",
+                            decode(parsed_url.username()),
+                            decode(parsed_url.password().unwrap_or_default())
+                        ));
+                    }
+                    let _ = parsed_url.set_username("");
+                    let _ = parsed_url.set_password(None);
+                    *u = parsed_url.to_string();
+                }
+            } else {
+                return Err(ConnectError::invalid_value(
+                    SCHEMA_REGISTRY_URL,
+                    u.as_str(),
+                    "not a URL",
+                ));
+            }
+        }
+        let pem_type = |k: &str| {
+            parsed
+                .string(k)
+                .is_some_and(|t| t.eq_ignore_ascii_case("PEM"))
+        };
+        let trust_pem = match (
+            parsed.string(SSL_TRUSTSTORE_LOCATION),
+            parsed.password(SSL_TRUSTSTORE_CERTIFICATES),
+        ) {
+            (_, Some(certs)) => Some(certs.value().as_bytes().to_vec()),
+            (Some(path), None) => {
+                if !pem_type(SSL_TRUSTSTORE_TYPE) {
+                    return Err(ConnectError::invalid_value(
+                        SSL_TRUSTSTORE_TYPE,
+                        parsed.string(SSL_TRUSTSTORE_TYPE).unwrap_or_default(),
+                        "this worker reads PEM trust stores only: set it to PEM",
+                    ));
+                }
+                Some(read_file(SSL_TRUSTSTORE_LOCATION, path)?)
+            }
+            (None, None) => None,
+        };
+        let identity_pem = match (
+            parsed.string(SSL_KEYSTORE_LOCATION),
+            parsed.password(SSL_KEYSTORE_KEY),
+            parsed.password(SSL_KEYSTORE_CERTIFICATE_CHAIN),
+        ) {
+            (_, Some(key), Some(chain)) => {
+                Some(format!("{}\n{}", key.value(), chain.value()).into_bytes())
+            }
+            (Some(path), None, None) => {
+                if !pem_type(SSL_KEYSTORE_TYPE) {
+                    return Err(ConnectError::invalid_value(
+                        SSL_KEYSTORE_TYPE,
+                        parsed.string(SSL_KEYSTORE_TYPE).unwrap_or_default(),
+                        "this worker reads PEM key stores only: set it to PEM",
+                    ));
+                }
+                Some(read_file(SSL_KEYSTORE_LOCATION, path)?)
+            }
+            (None, None, None) => None,
+            _ => {
+                return Err(ConnectError::config(format!(
+                    "{SSL_KEYSTORE_KEY} and {SSL_KEYSTORE_CERTIFICATE_CHAIN} go together"
+                )));
+            }
+        };
+        let ttl = parsed.long(LATEST_CACHE_TTL).unwrap_or(-1);
+        let strategy_key = if is_key {
+            KEY_SUBJECT_NAME_STRATEGY
+        } else {
+            VALUE_SUBJECT_NAME_STRATEGY
+        };
+        let flag = |k: &str, d: bool| parsed.boolean(k).unwrap_or(d);
+        Ok(RegistryConverterConfig {
+            client: ClientSettings {
+                urls,
+                user_info,
+                trust_pem,
+                identity_pem,
+                latest_ttl: (ttl >= 0).then(|| Duration::from_secs(ttl as u64)),
+            },
+            auto_register: flag(AUTO_REGISTER_SCHEMAS, true),
+            use_latest_version: flag(USE_LATEST_VERSION, false),
+            latest_compatibility_strict: flag(LATEST_COMPATIBILITY_STRICT, true),
+            subject_strategy: SubjectNameStrategy::from_class(
+                parsed.class(strategy_key).unwrap_or_default(),
+            )?,
+            schemas_cache_size: parsed.int(SCHEMAS_CACHE_SIZE).unwrap_or(1000).max(1) as usize,
+            avro: AvroDataConfig {
+                connect_meta_data: flag(CONNECT_META_DATA, true),
+                enhanced_schema_support: flag(ENHANCED_AVRO_SCHEMA_SUPPORT, false),
+                scrub_invalid_names: flag(SCRUB_INVALID_NAMES, false),
+                discard_type_doc_default: flag(DISCARD_TYPE_DOC_DEFAULT, false),
+                allow_optional_map_keys: flag(ALLOW_OPTIONAL_MAP_KEYS, false),
+                flatten_singleton_unions: flag(FLATTEN_SINGLETON_UNIONS, true),
+                ignore_default_for_nullables: false,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn props(pairs: &[(&str, &str)]) -> ConfigMap {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn the_url_is_required_and_user_info_comes_from_it() {
+        let e = RegistryConverterConfig::parse(&props(&[]), false, true).unwrap_err();
+        assert!(e.to_string().contains("schema.registry.url"), "{e}");
+        let c = RegistryConverterConfig::parse(
+            &props(&[(SCHEMA_REGISTRY_URL, "http://u%40x:p@h:1,http://h2:2")]),
+            false,
+            true,
+        )
+        .unwrap();
+        assert_eq!(c.client.urls, ["http://h:1/", "http://h2:2"]);
+        assert_eq!(c.client.user_info.as_deref(), Some("u@x:p"));
+    }
+
+    #[test]
+    fn a_key_not_implemented_is_an_error_naming_it_unless_default() {
+        let base = [(SCHEMA_REGISTRY_URL, "http://h:1")];
+        assert!(
+            RegistryConverterConfig::parse(
+                &props(&[base[0], ("normalize.schemas", "false")]),
+                false,
+                true
+            )
+            .is_ok()
+        );
+        let e = RegistryConverterConfig::parse(
+            &props(&[base[0], ("normalize.schemas", "true")]),
+            false,
+            true,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("normalize.schemas"), "{e}");
+        let e = RegistryConverterConfig::parse(
+            &props(&[base[0], (VALUE_SUBJECT_NAME_STRATEGY, "com.example.Mine")]),
+            false,
+            true,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains(VALUE_SUBJECT_NAME_STRATEGY), "{e}");
+    }
+}

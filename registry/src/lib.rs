@@ -1,0 +1,35 @@
+//! Converters that keep schemas in a Schema Registry and write the registry wire format
+//! (magic byte 0, 4-byte schema id, payload), under the class names users configure:
+//! `io.confluent.connect.avro.AvroConverter` so far.
+//!
+//! ```text
+//!   lib (plugins, install) ─▶ avro::converter ─▶ avro::{data, codec, compat, schema}
+//!                                  │
+//!                                  └▶ config ─▶ client (HTTP, caches), subject, wire
+//! ```
+//!
+//! The worker installs them into `connect_api`'s converter lookup at start-up ([`install`]),
+//! so they are found wherever a converter class is: worker and connector `key.converter` /
+//! `value.converter`, validation, `GET /connector-plugins?connectorsOnly=false`.
+
+pub mod avro;
+pub mod client;
+pub mod config;
+pub mod subject;
+pub mod wire;
+
+use connect_api::converter::ConverterPlugin;
+
+/// Every converter of this crate.
+pub fn converter_plugins() -> Vec<ConverterPlugin> {
+    vec![ConverterPlugin {
+        class: avro::converter::CONFLUENT_AVRO_CONVERTER,
+        new: || Box::new(avro::converter::AvroConverter::default()),
+    }]
+}
+
+/// Adds this crate's converters to `connect_api`'s lookup (once per process; later calls are
+/// no-ops).
+pub fn install() {
+    connect_api::converter::install_converter_plugins(converter_plugins());
+}
