@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The README's test command: brings up what the tests need (a local Apache Kafka, PostgreSQL
-# and an S3-compatible server), runs the whole suite, and stops what it started. Exits non-zero on any failure.
+# The README's test command: brings up what the tests need (a local Apache Kafka, PostgreSQL,
+# an S3-compatible server and a schema registry), runs the whole suite, and stops what it started. Exits non-zero on any failure.
 #
 #   tests/run.sh                 # everything: every test binary built once, the tests run in
 #                                # parallel by tests/runner.py (one process per test, weighted
@@ -53,6 +53,7 @@ svc_dir=$(mktemp -d)
 if ! "$root/deploy/kafka.sh" status --secure | grep -q running; then secure_started=1; fi
 if ! "$root/deploy/postgres.sh" status | grep -q running; then started+=(postgres); fi
 if ! "$root/deploy/s3.sh" status | grep -q running; then started+=(s3); fi
+if ! "$root/deploy/registry.sh" status | grep -q running; then started+=(registry); fi
 start_service() { # name, command...: runs it, keeps its output, its last line in $svc_dir/name.env
   local name=$1; shift
   if "$@" >"$svc_dir/$name.out" 2>"$svc_dir/$name.err"; then
@@ -69,6 +70,8 @@ start_service() { # name, command...: runs it, keeps its output, its last line i
   start_service kafka-secure "$root/deploy/kafka.sh" up --secure
   start_service kafka-n3 "$root/deploy/kafka.sh" up --nodes 3
   start_service kafka-tv1 "$root/deploy/kafka.sh" up --tv1
+  # The schema registry (Apicurio) last: its Maven fetch does not race the broker jars'.
+  start_service registry "$root/deploy/registry.sh" up
 ) &
 kafka_pid=$!
 # PostgreSQL, then moto's S3-compatible server for the object-store sink's S3 test (any
@@ -94,7 +97,7 @@ if [ "${#cargo_args[@]}" = 0 ]; then
 fi
 
 wait "$kafka_pid" "$pg_pid"
-for s in kafka kafka-secure kafka-n3 kafka-tv1 postgres s3; do
+for s in kafka kafka-secure kafka-n3 kafka-tv1 postgres s3 registry; do
   [ -s "$svc_dir/$s.env" ] || { echo "tests/run.sh: $s did not start" >&2; exit 1; }
   cat "$svc_dir/$s.err" >&2
 done
@@ -104,9 +107,10 @@ export "$(cat "$svc_dir/postgres.env")"
 # The CA of the server's TLS certificate (Postgres-over-TLS tests).
 export "$(grep '^PG_CA=' "$svc_dir/postgres.out")"
 export "$(cat "$svc_dir/s3.env")"
+export "$(cat "$svc_dir/registry.env")"
 export AWS_ACCESS_KEY_ID=${AWS_ACCESS_KEY_ID:-test} AWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY:-test}
 
-echo "tests/run.sh: KAFKA_BOOTSTRAP_SERVERS=$KAFKA_BOOTSTRAP_SERVERS KAFKA_SECURE_ENV=$KAFKA_SECURE_ENV DATABASE_URL=$DATABASE_URL S3_ENDPOINT=$S3_ENDPOINT"
+echo "tests/run.sh: KAFKA_BOOTSTRAP_SERVERS=$KAFKA_BOOTSTRAP_SERVERS KAFKA_SECURE_ENV=$KAFKA_SECURE_ENV DATABASE_URL=$DATABASE_URL S3_ENDPOINT=$S3_ENDPOINT SCHEMA_REGISTRY_URL=$SCHEMA_REGISTRY_URL"
 
 rc=0
 if [ "${#cargo_args[@]}" = 0 ]; then
