@@ -243,7 +243,14 @@ fn read_file(key: &str, path: &str) -> Result<Vec<u8>> {
 impl RegistryConverterConfig {
     /// Parses a converter's sub-config (`value.converter.` removed) with [`config_def`].
     pub fn parse(props: &ConfigMap, is_key: bool, avro: bool) -> Result<Self> {
-        let parsed: ParsedConfig = config_def(avro).parse(props)?;
+        let def = config_def(avro);
+        let parsed: ParsedConfig = def.parse(props)?;
+        // Keys Confluent's converter does not define either: it ignores them; say so once.
+        for k in props.keys() {
+            if def.key(k).is_none() && k != "converter.type" {
+                tracing::warn!(key = %k, "The configuration '{k}' was supplied to the schema registry converter but isn't a known config; it has no effect");
+            }
+        }
         let mut urls: Vec<String> = parsed.list(SCHEMA_REGISTRY_URL).to_vec();
         let source = parsed
             .string(BASIC_AUTH_CREDENTIALS_SOURCE)

@@ -94,6 +94,11 @@ pub struct Record {
     pub offset: i64,
     pub key: Option<String>,
     pub value: Option<String>,
+    /// The key and value as bytes (binary formats: Avro, the registry wire format).
+    pub key_bytes: Option<Vec<u8>>,
+    pub value_bytes: Option<Vec<u8>>,
+    /// Header names and values (as UTF-8, lossily).
+    pub headers: Vec<(String, String)>,
 }
 
 /// One poll of a reader: a record, or `None` when nothing came (or the topic does not exist
@@ -110,6 +115,21 @@ fn poll_record(consumer: &BaseConsumer, topics: &[&str]) -> Option<Record> {
             offset: m.offset(),
             key: m.key().map(|k| String::from_utf8_lossy(k).into_owned()),
             value: m.payload().map(|v| String::from_utf8_lossy(v).into_owned()),
+            key_bytes: m.key().map(<[u8]>::to_vec),
+            value_bytes: m.payload().map(<[u8]>::to_vec),
+            headers: m
+                .headers()
+                .map(|hs| {
+                    rdkafka::message::Headers::iter(hs)
+                        .map(|h| {
+                            (
+                                h.key.to_owned(),
+                                String::from_utf8_lossy(h.value.unwrap_or_default()).into_owned(),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
         }),
     }
 }
@@ -189,6 +209,25 @@ pub async fn produce(topic: &str, records: impl Iterator<Item = (Option<String>,
     for p in pending {
         p.await
             .expect("delivery")
+            .map_err(|(e, _)| e)
+            .expect("acknowledged");
+    }
+}
+
+/// Produces binary values (no key) to `topic` and waits for every acknowledgement.
+pub async fn produce_bytes(topic: &str, values: Vec<Vec<u8>>) {
+    use rdkafka::producer::{FutureProducer, FutureRecord};
+    let producer: FutureProducer = client_config()
+        .set("acks", "all")
+        .create()
+        .expect("producer config");
+    for v in &values {
+        producer
+            .send(
+                FutureRecord::<'_, (), [u8]>::to(topic).payload(v.as_slice()),
+                Duration::from_secs(30),
+            )
+            .await
             .map_err(|(e, _)| e)
             .expect("acknowledged");
     }

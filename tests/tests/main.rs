@@ -24,6 +24,7 @@ mod metrics;
 mod migration;
 mod postgres_tls;
 mod producer_faults;
+mod registry;
 mod rest_api;
 mod rest_auth;
 mod rest_hygiene;

@@ -381,7 +381,18 @@ impl HerderHandle {
                 h.config_store
                     .put_target_state(&name, TargetState::Stopped)
                     .await?;
-                h.refresh().await
+                h.refresh().await?;
+                // Apache's standalone herder answers once the connector and its tasks have
+                // stopped (their last offsets flushed), so an offsets change right after the
+                // stop is not overwritten by a stopping task; the distributed one answers once
+                // the stop is written, as here.
+                if h.standalone {
+                    let grace = h.config.task_shutdown_graceful_timeout * 2 + REFRESH_TIMEOUT;
+                    if !h.applied(grace).await {
+                        tracing::warn!(connector = %name, "the connector's tasks did not stop in time");
+                    }
+                }
+                Ok(())
             })
         })
         .await

@@ -25,6 +25,9 @@ pub(super) enum HerderCommand {
     RestartTask(ConnectorTaskId),
     /// Answered by the herder loop between two of its steps: `GET /health` asks it.
     Ping(oneshot::Sender<()>),
+    /// Answered once the herder loop has applied the config snapshot it sees then (tasks a
+    /// written change stops are stopped).
+    Apply(oneshot::Sender<()>),
 }
 
 /// One queued request: runs to completion before the next one starts.
@@ -177,6 +180,16 @@ impl HerderHandle {
     /// The cluster's open transactions (`GET /admin/transactions`).
     pub fn transactions(&self) -> Option<&Arc<TransactionWatch>> {
         self.transactions.as_ref()
+    }
+
+    /// Waits (up to `timeout`) until the herder loop has applied the current config snapshot
+    /// on this worker; false if it did not answer in time.
+    pub(super) async fn applied(&self, timeout: std::time::Duration) -> bool {
+        let (tx, rx) = oneshot::channel();
+        if self.commands.send(HerderCommand::Apply(tx)).is_err() {
+            return false;
+        }
+        matches!(tokio::time::timeout(timeout, rx).await, Ok(Ok(())))
     }
 
     /// The start-up path is done (for a standalone worker: its files' connectors exist).

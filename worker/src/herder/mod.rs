@@ -252,6 +252,7 @@ impl Herder {
         self.handle.stage.begin(stage::STAGE_JOINING_GROUP);
         let outcome = loop {
             let rejoin_at = self.rejoin_at;
+            let mut applied = None;
             tokio::select! {
                 _ = shutdown.cancelled() => break Ok(()),
                 ev = self.events.recv() => match ev {
@@ -280,12 +281,16 @@ impl Herder {
                         Some(HerderCommand::Ping(answer)) => {
                             let _ = answer.send(());
                         }
+                        Some(HerderCommand::Apply(answer)) => applied = Some(answer),
                         None => {}
                     }
                 }
                 _ = tick.tick() => {}
             }
             self.reconcile().await;
+            if let Some(answer) = applied {
+                let _ = answer.send(());
+            }
         };
         tracing::info!("herder stopping: stopping connectors and tasks, leaving the group");
         self.handle.stage.begin(stage::STAGE_SHUTTING_DOWN);

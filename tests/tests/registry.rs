@@ -1,0 +1,316 @@
+//! The schema registry converters against a real registry (Apicurio Registry's Confluent API,
+//! `deploy/registry.sh`): the wire format and the registered schemas, Avro from an exactly-once
+//! source into a Postgres sink while the registry is cut off and a worker is killed, and a
+//! record whose schema id the registry does not know.
+
+use std::time::Duration;
+
+use connect_tests::kafka::{self, Isolation};
+use connect_tests::postgres::{database_url, pool, unique_table};
+use connect_tests::proxy::TcpProxy;
+use connect_tests::unique;
+use connect_tests::worker::{ClusterSpec, WorkerProc, eventually};
+use serde_json::{Value, json};
+use sqlx::Row;
+
+const AVRO: &str = "io.confluent.connect.avro.AvroConverter";
+const VERIFIABLE: &str = "org.apache.kafka.connect.tools.VerifiableSourceConnector";
+const OFFSETS_SINK: &str = "connect_connectors::jdbc::PostgresOffsetsSinkConnector";
+
+/// The registry's Confluent API (`SCHEMA_REGISTRY_URL`, printed by `deploy/registry.sh up`).
+fn registry_url() -> String {
+    std::env::var("SCHEMA_REGISTRY_URL")
+        .expect("SCHEMA_REGISTRY_URL: start the registry with deploy/registry.sh up")
+}
+
+/// `host:port` and path of a URL (`http://h:p/path`).
+fn split_url(url: &str) -> (String, String) {
+    let rest = url
+        .strip_prefix("http://")
+        .expect("an http:// registry URL");
+    match rest.split_once('/') {
+        Some((hp, path)) => (hp.to_owned(), format!("/{path}")),
+        None => (rest.to_owned(), String::new()),
+    }
+}
+
+async fn registry_get(path: &str) -> Value {
+    reqwest::get(format!("{}{path}", registry_url()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+fn avro_settings(prefix: &str, url: &str) -> Vec<(String, String)> {
+    vec![
+        (prefix.to_owned(), AVRO.to_owned()),
+        (format!("{prefix}.schema.registry.url"), url.to_owned()),
+    ]
+}
+
+async fn create(w: &WorkerProc, name: &str, config: Value) {
+    let (status, body) = w
+        .send(
+            "POST",
+            "/connectors",
+            Some(json!({"name": name, "config": config})),
+        )
+        .await;
+    assert_eq!(status, 201, "create {name}: {body}");
+}
+
+fn with(mut config: Value, settings: Vec<(String, String)>) -> Value {
+    for (k, v) in settings {
+        config[k] = Value::String(v);
+    }
+    config
+}
+
+/// Records in the wire format: magic byte 0, a schema id the registry serves with the text our
+/// converter registered under `<topic>-key` / `<topic>-value`, and values that read back.
+#[tokio::test(flavor = "multi_thread")]
+async fn records_carry_the_registry_wire_format_and_registered_schemas() {
+    let spec = ClusterSpec::new("registry-wire");
+    let w = spec.start_worker().await;
+    let topic = unique("avro-wire");
+    let config = with(
+        json!({"connector.class": VERIFIABLE, "tasks.max": "1", "topic": topic,
+               "throughput": "200", "max.records": "20", "complete.record.data": "true"}),
+        [
+            avro_settings("key.converter", &registry_url()),
+            avro_settings("value.converter", &registry_url()),
+        ]
+        .concat(),
+    );
+    create(&w, &format!("{topic}-src"), config).await;
+    let records = tokio::task::spawn_blocking({
+        let topic = topic.clone();
+        move || {
+            kafka::read_until(
+                &[&topic],
+                Isolation::ReadCommitted,
+                Duration::from_secs(60),
+                |r| r.len() >= 20,
+            )
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(records.len(), 20, "{}", w.log_text());
+    let raw = records[0].value_bytes.as_deref().unwrap();
+    assert_eq!(raw[0], 0, "magic byte");
+    let id = i32::from_be_bytes(raw[1..5].try_into().unwrap());
+    let schema = registry_get(&format!("/schemas/ids/{id}")).await;
+    assert_eq!(
+        schema["schema"].as_str().unwrap(),
+        r#"{"type":"record","name":"ConnectDefault","namespace":"io.confluent.connect.avro","fields":[{"name":"name","type":"string"},{"name":"task","type":"int"},{"name":"topic","type":"string"},{"name":"time_ms","type":"long"},{"name":"seqno","type":"long"}]}"#
+    );
+    let latest = registry_get(&format!("/subjects/{topic}-value/versions/latest")).await;
+    assert_eq!(latest["id"], json!(id), "{latest}");
+    let key = registry_get(&format!("/subjects/{topic}-key/versions/latest")).await;
+    assert_eq!(key["schema"], json!("\"int\""), "{key}");
+    // The key is the task id: 0 as an Avro int after the header.
+    assert_eq!(&records[0].key_bytes.as_deref().unwrap()[5..], [0]);
+}
+
+/// Avro from an exactly-once source through Kafka into the offsets-with-data Postgres sink,
+/// both converting through a proxy to the registry. Mid-run the proxy is cut and the worker
+/// SIGKILLed: restarted, its tasks cannot reach the registry and fail (never skip a record),
+/// restart on their own once it is back, and every (task, seqno) lands exactly once.
+#[tokio::test(flavor = "multi_thread")]
+async fn avro_through_a_registry_cut_mid_run_loses_and_duplicates_nothing() {
+    const TASKS: i64 = 2;
+    const MAX: i64 = 1500;
+    let (upstream, path) = split_url(&registry_url());
+    let proxy = TcpProxy::start(&upstream).await;
+    let via_proxy = format!("http://{}{path}", proxy.addr);
+    let spec = ClusterSpec::new("registry-eos")
+        .set("exactly.once.source.support", "enabled")
+        .set("auto.restart.backoff.initial.ms", "1000")
+        .set("auto.restart.backoff.max.ms", "2000");
+    let mut w = spec.start_worker().await;
+    let topic = unique("avro-eos");
+    let table = unique_table("avro_eos");
+    kafka::create_topics(&[&topic], 2).await;
+    let converters = [
+        avro_settings("key.converter", &via_proxy),
+        avro_settings("value.converter", &via_proxy),
+    ]
+    .concat();
+    create(
+        &w,
+        &format!("{topic}-src"),
+        with(
+            json!({"connector.class": VERIFIABLE, "tasks.max": TASKS.to_string(), "topic": topic,
+                   "throughput": "300", "max.records": MAX.to_string(),
+                   "complete.record.data": "true",
+                   "exactly.once.support": "required"}),
+            converters.clone(),
+        ),
+    )
+    .await;
+    create(
+        &w,
+        &format!("{topic}-sink"),
+        with(
+            json!({"connector.class": OFFSETS_SINK, "tasks.max": "2", "topics": topic,
+                   "connection.url": database_url(), "table.name.format": table,
+                   "auto.create": "true", "offsets.table.name": format!("{table}_offsets"),
+                   "consumer.override.isolation.level": "read_committed"}),
+            converters,
+        ),
+    )
+    .await;
+    let count = |table: String| async move {
+        let p = pool().await;
+        let n = sqlx::query(&format!("SELECT count(*) FROM {table}"))
+            .fetch_one(&p)
+            .await
+            .map(|r| r.get::<i64, _>(0))
+            .unwrap_or(0);
+        p.close().await;
+        n
+    };
+    eventually(Duration::from_secs(60), "rows arrive", || async {
+        (count(table.clone()).await >= 300).then_some(())
+    })
+    .await;
+
+    proxy.cut();
+    w.kill9();
+    w.restart().await;
+    w.wait_healthy().await;
+    // Restarted without the registry: the tasks fail on their first record, naming it.
+    eventually(
+        Duration::from_secs(60),
+        "a task fails on the registry",
+        || async {
+            let s = w
+                .get(&format!("/connectors/{topic}-src/status"))
+                .await
+                .ok()?;
+            let traces = s["tasks"]
+                .as_array()?
+                .iter()
+                .filter_map(|t| t["trace"].as_str());
+            traces
+                .into_iter()
+                .any(|t| t.contains("schema registry could not be reached"))
+                .then_some(())
+        },
+    )
+    .await;
+    let before = count(table.clone()).await;
+    proxy.restore();
+
+    eventually(Duration::from_secs(120), "every row arrives", || async {
+        (count(table.clone()).await >= TASKS * MAX).then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let p = pool().await;
+    let row = sqlx::query(&format!(
+        "SELECT count(*), count(DISTINCT (task, seqno)), min(seqno), max(seqno) FROM {table}"
+    ))
+    .fetch_one(&p)
+    .await
+    .unwrap();
+    p.close().await;
+    assert_eq!(
+        (
+            row.get::<i64, _>(0),
+            row.get::<i64, _>(1),
+            row.get::<i64, _>(2),
+            row.get::<i64, _>(3)
+        ),
+        (TASKS * MAX, TASKS * MAX, 0, MAX - 1),
+        "rows before the restore: {before}; log:\n{}",
+        w.log_text()
+    );
+    // And the topic itself: each record committed once.
+    let committed = kafka::read_all(&[&topic], Isolation::ReadCommitted, Duration::from_secs(30));
+    assert_eq!(committed.len() as i64, TASKS * MAX);
+}
+
+/// A record whose schema id the registry does not know is a data error naming the id; with
+/// `errors.tolerance=all` it goes to the dead-letter queue with its original bytes and the
+/// records after it are written.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_schema_id_goes_to_the_dead_letter_queue_with_its_bytes() {
+    let spec = ClusterSpec::new("registry-unknown-id");
+    let w = spec.start_worker().await;
+    let topic = unique("avro-unknown");
+    let dlq = format!("{topic}-dlq");
+    let out = spec.dir.join("sink.txt");
+    kafka::create_topics(&[&topic], 1).await;
+    // Id 2147483000 is not registered; then a good record (the Avro string "ok" under a schema
+    // the registry has).
+    let reg: Value = reqwest::Client::new()
+        .post(format!(
+            "{}/subjects/{topic}-value/versions",
+            registry_url()
+        ))
+        .header("content-type", "application/vnd.schemaregistry.v1+json")
+        .body(json!({"schema": "\"string\""}).to_string())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let good_id = reg["id"].as_i64().unwrap() as i32;
+    let mut bad = vec![0u8];
+    bad.extend_from_slice(&2_147_483_000i32.to_be_bytes());
+    bad.extend_from_slice(&[4, b'n', b'o']);
+    let mut good = vec![0u8];
+    good.extend_from_slice(&good_id.to_be_bytes());
+    good.extend_from_slice(&[4, b'o', b'k']);
+    kafka::produce_bytes(&topic, vec![bad.clone(), good]).await;
+    create(
+        &w,
+        &format!("{topic}-sink"),
+        with(
+            json!({"connector.class": "FileStreamSink", "tasks.max": "1", "topics": topic,
+                   "file": out.display().to_string(),
+                   "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
+                   "errors.deadletterqueue.topic.replication.factor": "1",
+                   "errors.deadletterqueue.context.headers.enable": "true"}),
+            avro_settings("value.converter", &registry_url()),
+        ),
+    )
+    .await;
+    eventually(
+        Duration::from_secs(60),
+        "the good record is written",
+        || async {
+            let text = std::fs::read_to_string(&out).ok()?;
+            (text.trim() == "ok").then_some(())
+        },
+    )
+    .await;
+    let dead = tokio::task::spawn_blocking(move || {
+        kafka::read_until(
+            &[&dlq],
+            Isolation::ReadCommitted,
+            Duration::from_secs(30),
+            |r| !r.is_empty(),
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(dead.len(), 1);
+    assert_eq!(
+        dead[0].value_bytes.as_deref(),
+        Some(&bad[..]),
+        "the original bytes"
+    );
+    let message = dead[0]
+        .headers
+        .iter()
+        .find(|(k, _)| k == "__connect.errors.exception.message")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    assert!(message.contains("2147483000"), "{message}");
+}
