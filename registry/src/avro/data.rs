@@ -16,9 +16,12 @@
 //! | optional | `["null", T]` (`[T, "null"]` when it has a non-null default) |
 //!
 //! and `connect.doc`, `connect.version`, `connect.parameters`, `connect.default`, `connect.name`
-//! properties on every non-union schema. Avro enums read as strings with
+//! properties on every non-union schema (and `connect.parameters` on a record field that names a
+//! type met in an earlier field, as current Confluent writes it). Avro enums read as strings with
 //! `io.confluent.connect.avro.Enum` parameters; other unions as `io.confluent.connect.avro.Union`
 //! structs (one optional field per branch).
+
+use std::collections::HashSet;
 
 use connect_api::data::logical::{DATE_NAME, DECIMAL_NAME, TIME_NAME, TIMESTAMP_NAME};
 use connect_api::data::{SchemaBuilder, SchemaType};
@@ -93,13 +96,14 @@ pub struct AvroData {
     pub config: AvroDataConfig,
 }
 
-/// State of one `fromConnectSchema` call: the unnamed-type counter and the schemas already
+/// State of one `fromConnectSchema` call: the unnamed-type counter, the schemas already
 /// converted (a schema met again converts to the same Avro schema, which is then written by
-/// name).
+/// name) and the Connect names of record fields' schemas met so far (Java's `seenNamedTypes`).
 #[derive(Default)]
 struct FromConnect {
     name_index: u32,
     converted: Vec<(Schema, AvroSchema)>,
+    seen_names: HashSet<String>,
 }
 
 fn data_err(message: impl Into<String>) -> ConnectError {
@@ -157,11 +161,34 @@ fn non_optional(schema: &Schema) -> Schema {
     if !schema.is_optional() {
         return schema.clone();
     }
-    rebuild(schema, false)
+    rebuild(schema, false, &[])
 }
 
-/// A copy of `schema` with `optional` set as given.
-fn rebuild(schema: &Schema, optional: bool) -> Schema {
+/// Java's `applyFieldLevelParams`: the schema of a record field whose `connect.parameters`
+/// (written where the field refers to a named type by name, see [`AvroData::record_field`])
+/// differ from its type's, with them added over the type's.
+fn with_field_params(schema: Schema, field_params: &Map<String, Json>) -> Schema {
+    let params: Vec<(String, String)> = field_params
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                Json::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            (k.clone(), v)
+        })
+        .collect();
+    if params
+        .iter()
+        .all(|(k, v)| schema.parameters().get(k) == Some(v))
+    {
+        return schema;
+    }
+    rebuild(&schema, schema.is_optional(), &params)
+}
+
+/// A copy of `schema` with `optional` set as given and `extra` parameters added over its own.
+fn rebuild(schema: &Schema, optional: bool, extra: &[(String, String)]) -> Schema {
     let mut b = match schema.schema_type() {
         SchemaType::Array => SchemaBuilder::array(schema.value_schema().expect("array").clone()),
         SchemaType::Map => SchemaBuilder::map(
@@ -182,7 +209,11 @@ fn rebuild(schema: &Schema, optional: bool) -> Schema {
     if let Some(d) = schema.doc() {
         b = b.doc(d);
     }
-    for (k, v) in schema.parameters() {
+    for (k, v) in schema
+        .parameters()
+        .iter()
+        .chain(extra.iter().map(|(k, v)| (k, v)))
+    {
         b = b.parameter(k.clone(), v.clone());
     }
     if let Some(d) = schema.default_value() {
@@ -494,6 +525,10 @@ impl AvroData {
         }))
     }
 
+    /// Java's `addAvroRecordField`. A field whose schema's name was met in an earlier field
+    /// refers to that named type by name, which carries none of this schema's own
+    /// `connect.parameters`: Confluent (since 2026-08, not Apicurio's copy) then writes them on
+    /// the field, and [`with_field_params`] puts them back when reading.
     fn record_field(
         &self,
         name: &str,
@@ -501,6 +536,9 @@ impl AvroData {
         doc: Option<&str>,
         ctx: &mut FromConnect,
     ) -> Result<AvroField> {
+        let seen_before = schema
+            .name()
+            .is_some_and(|n| !ctx.seen_names.insert(self.scrub_full(n)));
         let avro = self.from_connect(schema, ctx, false)?;
         let mut default = match schema.default_value() {
             Some(d) => Some(self.default_to_json(schema, d)?),
@@ -514,6 +552,13 @@ impl AvroData {
                 default = None;
             }
         }
+        let mut props = Props::new();
+        if self.config.connect_meta_data && seen_before && is_named_avro_type(&avro) {
+            let p = self.parameters_json(schema.parameters());
+            if !p.is_empty() {
+                props.insert(CONNECT_PARAMETERS_PROP.to_owned(), Json::Object(p));
+            }
+        }
         Ok(AvroField {
             name: name.to_owned(),
             schema: avro,
@@ -523,7 +568,7 @@ impl AvroData {
                 doc.map(str::to_owned)
             },
             default,
-            props: Props::new(),
+            props,
         })
     }
 
@@ -544,7 +589,7 @@ impl AvroData {
             (SchemaType::Int8 | SchemaType::Int16 | SchemaType::Int32 | SchemaType::Int64, v) => {
                 Json::from(v.as_i64().ok_or_else(|| invalid_default(schema))?)
             }
-            (SchemaType::Float32, Value::Float32(f)) => float_json(f64::from(*f)),
+            (SchemaType::Float32, Value::Float32(f)) => float_json(float_as_double(*f)),
             (SchemaType::Float64, Value::Float64(f)) => float_json(*f),
             (SchemaType::Boolean, Value::Boolean(b)) => Json::Bool(*b),
             (SchemaType::String, Value::String(s)) => Json::String(s.clone()),
@@ -709,13 +754,18 @@ impl AvroData {
                             b = b.parameter(format!("{AVRO_FIELD_DOC_PREFIX_PROP}{}", f.name), d);
                         }
                     }
-                    let fs = self.to_connect(
+                    let mut fs = self.to_connect(
                         &f.schema,
                         false,
                         f.default.as_ref(),
                         f.doc.as_deref(),
                         None,
                     )?;
+                    if let (true, Some(Json::Object(p))) =
+                        (meta, f.props.get(CONNECT_PARAMETERS_PROP))
+                    {
+                        fs = with_field_params(fs, p);
+                    }
                     b = b.try_field(f.name.clone(), fs)?;
                 }
                 b
@@ -1038,6 +1088,15 @@ fn map_entry(items: &AvroSchema) -> Option<Result<(&AvroField, &AvroField)>> {
     })
 }
 
+/// Java's `isNamedAvroType`: a record, enum or fixed, or a union with one among its branches
+/// (a type written by name where it is met again).
+fn is_named_avro_type(avro: &AvroSchema) -> bool {
+    match &avro.kind {
+        Kind::Union(branches) => branches.iter().any(|b| b.name().is_some()),
+        _ => avro.name().is_some(),
+    }
+}
+
 fn avro_doc(avro: &AvroSchema) -> Option<String> {
     match &avro.kind {
         Kind::Record { doc, .. } | Kind::Enum { doc, .. } | Kind::Fixed { doc, .. } => doc.clone(),
@@ -1072,11 +1131,19 @@ fn invalid_default(schema: &Schema) -> ConnectError {
     ))
 }
 
-/// A float default as Jackson writes a Java double.
+/// A float default as a JSON number (written by `Double.toString`, as Jackson writes it).
 fn float_json(f: f64) -> Json {
     serde_json::Number::from_f64(f)
         .map(Json::Number)
         .unwrap_or(Json::Null)
+}
+
+/// The double whose `Double.toString` is `Float.toString(f)`: Java writes a FLOAT32 default
+/// from a `FloatNode`, `0.1` for `0.1f`, not the widened double's `0.10000000149011612`.
+fn float_as_double(f: f32) -> f64 {
+    f.to_string()
+        .parse()
+        .expect("a float's text reads back as a double")
 }
 
 /// Whether Avro accepts `default` for a field of `schema` (a union's default matches its
@@ -1188,6 +1255,34 @@ mod tests {
             )
             .build();
         let avro = data.from_connect_schema(&s).unwrap();
+        let back = data
+            .to_connect_schema(&AvroSchema::parse(&avro.to_json()).unwrap(), None)
+            .unwrap();
+        assert_eq!(back, s);
+    }
+
+    #[test]
+    fn a_named_type_met_again_keeps_its_parameters_on_the_field() {
+        // Confluent's testFieldLevelParamsRepeatedSharedType.
+        let item = |tag: &str| {
+            SchemaBuilder::struct_()
+                .name("Item")
+                .parameter("tag", tag)
+                .field("name", Schema::optional_string())
+                .build()
+        };
+        let s = SchemaBuilder::struct_()
+            .name("Container")
+            .field("primary", item("2"))
+            .field("secondary", item("3"))
+            .field("third", item("2"))
+            .build();
+        let data = AvroData::default();
+        let avro = data.from_connect_schema(&s).unwrap();
+        assert_eq!(
+            avro.to_json(),
+            r#"{"type":"record","name":"Container","fields":[{"name":"primary","type":{"type":"record","name":"Item","fields":[{"name":"name","type":["null","string"],"default":null}],"connect.parameters":{"tag":"2"},"connect.name":"Item"}},{"name":"secondary","type":"Item","connect.parameters":{"tag":"3"}},{"name":"third","type":"Item","connect.parameters":{"tag":"2"}}],"connect.name":"Container"}"#
+        );
         let back = data
             .to_connect_schema(&AvroSchema::parse(&avro.to_json()).unwrap(), None)
             .unwrap();

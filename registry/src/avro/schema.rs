@@ -5,7 +5,8 @@
 //! `toString()`), so a schema written here must read exactly as Java's `Schema.toString()` writes
 //! the same schema, or one Connect schema would register twice. [`AvroSchema::to_json`] follows
 //! Java's writer: properties in insertion order after the type's own keys, a named type written
-//! in full once and by name afterwards, `namespace` only where it differs from the enclosing one.
+//! in full once and by name afterwards, `namespace` only where it differs from the enclosing one,
+//! strings and numbers as Jackson writes them (`\u001B`, `1.0E20`).
 //!
 //! Properties (`connect.name`, `logicalType`, `precision`, ...) are kept as Java keeps them: every
 //! key the type does not reserve, in the order met.
@@ -335,12 +336,96 @@ impl Names {
     }
 }
 
+/// `s` as a JSON string the way Jackson writes it: `\"`, `\\`, `\b`, `\t`, `\n`, `\f`, `\r`,
+/// other control characters as `\u00XX` with upper-case hex (serde_json writes lower case), and
+/// everything else as is.
 fn push_str(out: &mut String, s: &str) {
-    out.push_str(&serde_json::to_string(s).expect("a string serializes"));
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\u{c}' => out.push_str("\\f"),
+            '\r' => out.push_str("\\r"),
+            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
+/// `v` as Jackson writes the `JsonNode` Java holds for it: numbers with a fraction or exponent
+/// are doubles, written by `Double.toString` ([`java_double`]); strings by [`push_str`].
 fn push_json(out: &mut String, v: &Json) {
-    out.push_str(&serde_json::to_string(v).expect("JSON serializes"));
+    match v {
+        Json::String(s) => push_str(out, s),
+        Json::Number(n) if !(n.is_i64() || n.is_u64()) => {
+            out.push_str(&java_double(n.as_f64().expect("a JSON number is finite")));
+        }
+        Json::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                push_json(out, item);
+            }
+            out.push(']');
+        }
+        Json::Object(map) => {
+            out.push('{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                push_str(out, k);
+                out.push(':');
+                push_json(out, item);
+            }
+            out.push('}');
+        }
+        Json::Null | Json::Bool(_) | Json::Number(_) => out.push_str(&v.to_string()),
+    }
+}
+
+/// Java's `Double.toString(d)`: the shortest digits that read back as `d` (Java 19 and later;
+/// a subnormal whose shortest form has one digit may get a second one in Java), as `123.45`
+/// when 10^-3 <= |d| < 10^7, else as `1.2345E-7` / `1.0E20`; `.0` where no fraction is left.
+pub fn java_double(d: f64) -> String {
+    if d == 0.0 {
+        return if d.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
+    }
+    // Rust's `{:e}` gives the same shortest digits: `-1.2345e-7`, `1e20`.
+    let sci = format!("{:e}", d.abs());
+    let (mantissa, exp) = sci.split_once('e').expect("{:e} has an exponent");
+    let exp: i32 = exp.parse().expect("{:e} has an integer exponent");
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let mut out = String::from(if d < 0.0 { "-" } else { "" });
+    if (1e-3..1e7).contains(&d.abs()) {
+        if exp >= 0 {
+            let int_len = exp as usize + 1;
+            let padded = format!("{digits:0<int_len$}");
+            let (int, frac) = padded.split_at(int_len);
+            out.push_str(int);
+            out.push('.');
+            out.push_str(if frac.is_empty() { "0" } else { frac });
+        } else {
+            out.push_str("0.");
+            out.push_str(&"0".repeat((-exp - 1) as usize));
+            out.push_str(&digits);
+        }
+    } else {
+        let (first, rest) = digits.split_at(1);
+        out.push_str(first);
+        out.push('.');
+        out.push_str(if rest.is_empty() { "0" } else { rest });
+        out.push('E');
+        out.push_str(&exp.to_string());
+    }
+    out
 }
 
 fn push_props(out: &mut String, props: &Props) {
@@ -600,6 +685,38 @@ mod tests {
             s.to_json(),
             r#"{"type":"record","name":"R","namespace":"a","fields":[{"name":"f","type":{"type":"fixed","name":"F","namespace":"","size":2}}]}"#
         );
+    }
+
+    #[test]
+    fn doubles_are_written_as_java_writes_them() {
+        for (d, java) in [
+            (0.1, "0.1"),
+            (0.5, "0.5"),
+            (100.0, "100.0"),
+            (1234567.0, "1234567.0"),
+            (1e7, "1.0E7"),
+            (0.001, "0.001"),
+            (9.999e-4, "9.999E-4"),
+            (1e20, "1.0E20"),
+            (-1e-300, "-1.0E-300"),
+            (123.456, "123.456"),
+            (-2.5, "-2.5"),
+            (f64::MAX, "1.7976931348623157E308"),
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+        ] {
+            assert_eq!(java_double(d), java, "{d}");
+        }
+    }
+
+    #[test]
+    fn strings_are_escaped_as_jackson_escapes_them() {
+        let mut out = String::new();
+        push_json(
+            &mut out,
+            &serde_json::json!({"d": "a\t\u{1b}\u{1f}\"\\é", "n": [1.5, 2, null]}),
+        );
+        assert_eq!(out, r#"{"d":"a\t\u001B\u001F\"\\é","n":[1.5,2,null]}"#);
     }
 
     #[test]
