@@ -1,6 +1,7 @@
 //! Converters that keep schemas in a Schema Registry and write the registry wire format
 //! (magic byte 0, 4-byte schema id, payload), under the class names users configure:
-//! `io.confluent.connect.avro.AvroConverter` so far.
+//! `io.confluent.connect.avro.AvroConverter`, and Apicurio's
+//! `io.apicurio.registry.utils.converter.AvroConverter` with Apicurio's keys ([`apicurio`]).
 //!
 //! ```text
 //!   lib (plugins, install) ─▶ avro::converter ─▶ avro::{data, codec, compat, schema}
@@ -12,6 +13,7 @@
 //! so they are found wherever a converter class is: worker and connector `key.converter` /
 //! `value.converter`, validation, `GET /connector-plugins?connectorsOnly=false`.
 
+pub mod apicurio;
 pub mod avro;
 pub mod client;
 pub mod config;
@@ -22,10 +24,16 @@ use connect_api::converter::ConverterPlugin;
 
 /// Every converter of this crate.
 pub fn converter_plugins() -> Vec<ConverterPlugin> {
-    vec![ConverterPlugin {
-        class: avro::converter::CONFLUENT_AVRO_CONVERTER,
-        new: || Box::new(avro::converter::AvroConverter::default()),
-    }]
+    vec![
+        ConverterPlugin {
+            class: avro::converter::CONFLUENT_AVRO_CONVERTER,
+            new: || Box::new(avro::converter::AvroConverter::default()),
+        },
+        ConverterPlugin {
+            class: apicurio::APICURIO_AVRO_CONVERTER,
+            new: || Box::new(avro::converter::AvroConverter::apicurio()),
+        },
+    ]
 }
 
 /// Adds this crate's converters to `connect_api`'s lookup (once per process; later calls are

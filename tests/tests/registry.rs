@@ -314,3 +314,88 @@ async fn an_unknown_schema_id_goes_to_the_dead_letter_queue_with_its_bytes() {
         .unwrap_or_default();
     assert!(message.contains("2147483000"), "{message}");
 }
+
+/// `value.converter.schema.registry.url` without `value.converter` does nothing (Apache's
+/// semantics: the worker's converter runs with the worker's settings); the worker says so.
+#[tokio::test(flavor = "multi_thread")]
+async fn converter_settings_without_their_class_are_named_in_the_log() {
+    let spec = ClusterSpec::new("registry-orphan");
+    let w = spec.start_worker().await;
+    let topic = unique("avro-orphan");
+    create(
+        &w,
+        &format!("{topic}-src"),
+        json!({"connector.class": VERIFIABLE, "tasks.max": "1", "topic": topic,
+               "throughput": "10", "max.records": "1",
+               "value.converter.schema.registry.url": registry_url()}),
+    )
+    .await;
+    eventually(Duration::from_secs(30), "the warning", || async {
+        w.log_text()
+            .contains("the connector sets value.converter.schema.registry.url but not value.converter: they have no effect")
+            .then_some(())
+    })
+    .await;
+}
+
+/// Apicurio's class with Apicurio's keys (its native API URL, `auto-register`) writes what
+/// Confluent's class reads: the same 4-byte content id, the same subject.
+#[tokio::test(flavor = "multi_thread")]
+async fn apicurios_class_writes_what_confluents_class_reads() {
+    let spec = ClusterSpec::new("registry-apicurio");
+    let w = spec.start_worker().await;
+    let topic = unique("avro-apicurio");
+    let out = spec.dir.join("sink.txt");
+    let native = registry_url().replace("/apis/ccompat/v7", "/apis/registry/v3");
+    create(
+        &w,
+        &format!("{topic}-src"),
+        json!({"connector.class": VERIFIABLE, "tasks.max": "1", "topic": topic,
+               "throughput": "100", "max.records": "10",
+               "value.converter": "io.apicurio.registry.utils.converter.AvroConverter",
+               "value.converter.apicurio.registry.url": native,
+               "value.converter.apicurio.registry.auto-register": "true"}),
+    )
+    .await;
+    create(
+        &w,
+        &format!("{topic}-sink"),
+        with(
+            json!({"connector.class": "FileStreamSink", "tasks.max": "1", "topics": topic,
+                   "file": out.display().to_string()}),
+            avro_settings("value.converter", &registry_url()),
+        ),
+    )
+    .await;
+    eventually(Duration::from_secs(60), "10 seqnos in the file", || async {
+        let text = std::fs::read_to_string(&out).ok()?;
+        (text.lines().collect::<Vec<_>>() == (0..10).map(|n| n.to_string()).collect::<Vec<_>>())
+            .then_some(())
+    })
+    .await;
+    let latest = registry_get(&format!("/subjects/{topic}-value/versions/latest")).await;
+    assert_eq!(latest["schema"], json!("\"long\""), "{latest}");
+    // A key Apicurio's serdes have but this worker does not implement: refused, naming it.
+    let (status, body) = w
+        .send(
+            "PUT",
+            "/connector-plugins/VerifiableSourceConnector/config/validate",
+            Some(
+                json!({"connector.class": VERIFIABLE, "name": "v", "topic": topic,
+                        "value.converter": "io.apicurio.registry.utils.converter.AvroConverter",
+                        "value.converter.apicurio.registry.url": native,
+                        "value.converter.apicurio.registry.headers.enabled": "true"}),
+            ),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let errors: Vec<String> = body["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["value"]["name"] == "value.converter.apicurio.registry.headers.enabled")
+        .flat_map(|c| c["value"]["errors"].as_array().cloned().unwrap_or_default())
+        .map(|e| e.as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(errors.iter().any(|e| e.contains("must be false")), "{body}");
+}

@@ -51,6 +51,8 @@ struct State {
 #[derive(Default)]
 pub struct AvroConverter {
     state: Option<State>,
+    /// Configured with Apicurio's keys ([`crate::apicurio`]).
+    apicurio: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -58,6 +60,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl AvroConverter {
+    /// `io.apicurio.registry.utils.converter.AvroConverter`: Apicurio's keys.
+    pub fn apicurio() -> Self {
+        AvroConverter {
+            state: None,
+            apicurio: true,
+        }
+    }
+
     fn state(&self) -> Result<&State> {
         self.state
             .as_ref()
@@ -190,7 +200,11 @@ impl Context for ConnectError {
 
 impl Converter for AvroConverter {
     fn configure(&mut self, config: &ConfigMap, is_key: bool) -> Result<()> {
-        let config = RegistryConverterConfig::parse(config, is_key, true)?;
+        let config = if self.apicurio {
+            RegistryConverterConfig::parse(&crate::apicurio::translate(config)?, is_key, true)?
+        } else {
+            RegistryConverterConfig::parse(config, is_key, true)?
+        };
         let client = Arc::new(RegistryClient::new(config.client.clone())?);
         self.state = Some(State {
             client,
@@ -270,6 +284,10 @@ impl Converter for AvroConverter {
     }
 
     fn config_def(&self) -> ConfigDef {
-        config_def(true)
+        if self.apicurio {
+            crate::apicurio::config_def()
+        } else {
+            config_def(true)
+        }
     }
 }

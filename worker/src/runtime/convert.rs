@@ -26,6 +26,31 @@ fn sub_config(props: &ConfigMap, prefix: &str) -> ConfigMap {
         .collect()
 }
 
+/// A connector's `<converter>.*` settings without its `<converter>` class have no effect (the
+/// worker's converter runs with the worker's settings, as in Apache); one line names them, so
+/// a `value.converter.schema.registry.url` set on its own is not silently ignored.
+fn warn_settings_without_class(connector: &ConnectorConfig) {
+    for key in ["key.converter", "value.converter", "header.converter"] {
+        if connector.originals.contains_key(key) {
+            continue;
+        }
+        let prefix = format!("{key}.");
+        let orphans: Vec<&str> = connector
+            .originals
+            .keys()
+            .filter(|k| k.starts_with(&prefix) && !k.ends_with(".plugin.version"))
+            .map(String::as_str)
+            .collect();
+        if !orphans.is_empty() {
+            tracing::warn!(
+                settings = ?orphans,
+                "the connector sets {} but not {key}: they have no effect, and the worker's {key} runs with the worker's settings (set {key} to apply them)",
+                orphans.join(", ")
+            );
+        }
+    }
+}
+
 impl RecordConverters {
     pub fn for_connector(
         worker: &WorkerConfig,
@@ -51,6 +76,7 @@ impl RecordConverters {
             .then_some(&connector.header_converter);
         let (header_class, header_cfg) =
             pick(header_own, &worker.header_converter, "header.converter.");
+        warn_settings_without_class(connector);
 
         // KIP-891: a connector's `<converter>.plugin.version` the built-in converters' version
         // does not meet fails the task, as Apache's plugin loader fails it (the worker's own
