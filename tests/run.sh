@@ -40,11 +40,15 @@ cleanup_three_nodes() {
   [ "$three_nodes_before" = 0 ] && "$root/deploy/kafka.sh" down --nodes 3 >/dev/null 2>&1 || true
   [ "$tv1_before" = 0 ] && "$root/deploy/kafka.sh" down --tv1 >/dev/null 2>&1 || true
 }
-# The REST client checks' Python clients (at the end), installed from PyPI while the tests build.
+# The REST client checks' Python clients (at the end) and the registry tests' Avro client,
+# installed from PyPI while the tests build.
 rest_client_venvs() {
   local venv="$root/.local/rest-client-venv" fuzz="$root/.local/schemathesis-venv"
   [ -x "$venv/bin/python" ] || { python3 -m venv "$venv" && "$venv/bin/pip" install -q kafka-connect-py; }
   [ -x "$fuzz/bin/schemathesis" ] || { python3 -m venv "$fuzz" && "$fuzz/bin/pip" install -q schemathesis; }
+  # The independent Avro client of tests/tests/registry.rs (the test makes it too if missing).
+  local avro="$root/.local/fastavro-venv"
+  [ -x "$avro/bin/python" ] || { python3 -m venv "$avro" && "$avro/bin/pip" install -q --disable-pip-version-check 'fastavro>=1.9'; }
 }
 
 # The services start in the background while the tests build; each writes its last line

@@ -399,3 +399,165 @@ async fn apicurios_class_writes_what_confluents_class_reads() {
         .collect();
     assert!(errors.iter().any(|e| e.contains("must be false")), "{body}");
 }
+
+/// Runs `tests/registry/fastavro_client.py` in its own virtualenv (fastavro from PyPI, made on
+/// first use under `.local/fastavro-venv`) with `input` on stdin; its stdout lines.
+fn fastavro_client(args: &[&str], input: &str) -> Vec<String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let venv = root.join(".local/fastavro-venv");
+    let python = venv.join("bin/python");
+    if !python.exists() {
+        let ok = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .is_ok_and(|s| s.success())
+            && Command::new(venv.join("bin/pip"))
+                .args([
+                    "install",
+                    "-q",
+                    "--disable-pip-version-check",
+                    "fastavro>=1.9",
+                ])
+                .status()
+                .is_ok_and(|s| s.success());
+        assert!(ok, "could not make {} with fastavro", venv.display());
+    }
+    let mut child = Command::new(&python)
+        .arg(root.join("tests/registry/fastavro_client.py"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("run fastavro_client.py");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "fastavro_client.py {args:?} failed");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// An independent client (Python's fastavro, registering through the REST API itself): the
+/// records it writes land in Postgres with their values (Decimal, Date, an optional int), and
+/// the records the worker writes decode there.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_independent_avro_client_and_the_worker_read_each_other() {
+    let spec = ClusterSpec::new("registry-fastavro");
+    let w = spec.start_worker().await;
+    let topic = unique("avro-fastavro");
+    let table = unique_table("avro_fastavro");
+    kafka::create_topics(&[&topic], 1).await;
+    let written = tokio::task::spawn_blocking({
+        let subject = format!("{topic}-value");
+        move || fastavro_client(&["encode", &registry_url(), &subject, "20"], "")
+    })
+    .await
+    .unwrap();
+    let bytes: Vec<Vec<u8>> = written
+        .iter()
+        .map(|h| {
+            (0..h.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
+                .collect()
+        })
+        .collect();
+    kafka::produce_bytes(&topic, bytes).await;
+    create(
+        &w,
+        &format!("{topic}-sink"),
+        with(
+            json!({"connector.class": OFFSETS_SINK, "tasks.max": "1", "topics": topic,
+                   "connection.url": database_url(), "table.name.format": table,
+                   "auto.create": "true", "offsets.table.name": format!("{table}_offsets")}),
+            avro_settings("value.converter", &registry_url()),
+        ),
+    )
+    .await;
+    let rows = eventually(Duration::from_secs(60), "20 rows", || async {
+        let p = pool().await;
+        let rows = sqlx::query(&format!(
+            "SELECT id, name, price::text, qty, day::text FROM {table} ORDER BY id"
+        ))
+        .fetch_all(&p)
+        .await
+        .ok()?;
+        p.close().await;
+        (rows.len() == 20).then_some(rows)
+    })
+    .await;
+    for (i, r) in rows.iter().enumerate() {
+        let i = i as i64;
+        assert_eq!(r.get::<i64, _>(0), i);
+        assert_eq!(r.get::<String, _>(1), format!("row-{i}"));
+        let cents = i * 125 - 300;
+        let sign = if cents < 0 { "-" } else { "" };
+        assert_eq!(
+            r.get::<String, _>(2),
+            format!("{sign}{}.{:02}", cents.abs() / 100, cents.abs() % 100)
+        );
+        assert_eq!(r.get::<Option<i32>, _>(3), (i % 3 != 0).then_some(i as i32));
+    }
+    assert_eq!(rows[0].get::<String, _>(4), "2024-01-01");
+    assert_eq!(rows[19].get::<String, _>(4), "2024-01-20");
+
+    // The other way: what the worker writes, read by fastavro.
+    let ours = unique("avro-to-fastavro");
+    create(
+        &w,
+        &format!("{ours}-src"),
+        with(
+            json!({"connector.class": VERIFIABLE, "tasks.max": "1", "topic": ours,
+                   "throughput": "100", "max.records": "10", "complete.record.data": "true"}),
+            avro_settings("value.converter", &registry_url()),
+        ),
+    )
+    .await;
+    let records = tokio::task::spawn_blocking({
+        let ours = ours.clone();
+        move || {
+            kafka::read_until(
+                &[&ours],
+                Isolation::ReadCommitted,
+                Duration::from_secs(60),
+                |r| r.len() >= 10,
+            )
+        }
+    })
+    .await
+    .unwrap();
+    let hex: String = records
+        .iter()
+        .map(|r| {
+            let b = r.value_bytes.as_deref().unwrap();
+            b.iter().map(|x| format!("{x:02x}")).collect::<String>() + "\n"
+        })
+        .collect();
+    let decoded =
+        tokio::task::spawn_blocking(move || fastavro_client(&["decode", &registry_url()], &hex))
+            .await
+            .unwrap();
+    let seqnos: Vec<i64> = decoded
+        .iter()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["seqno"]
+                .as_i64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(seqnos, (0..10).collect::<Vec<_>>());
+    let first: Value = serde_json::from_str(&decoded[0]).unwrap();
+    assert_eq!(first["topic"], json!(ours));
+    assert_eq!(first["task"], json!(0));
+}
