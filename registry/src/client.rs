@@ -221,35 +221,41 @@ impl RegistryClient {
 
     /// `POST /subjects/{subject}/versions`: registers (or finds) the schema; its id.
     pub fn register(&self, subject: &str, schema_type: &str, text: &str) -> Result<i32> {
-        let key = (subject.to_owned(), text.to_owned());
-        if let Some(id) = self.caches().ids.get(&key) {
-            return Ok(*id);
-        }
-        let answer = self
-            .call(
-                reqwest::Method::POST,
-                format!("/subjects/{}/versions", encode(subject)),
-                Some(schema_body(schema_type, text)),
-            )
-            .map_err(|f| f.into_error(&format!("Error registering {schema_type} schema")))?;
-        let id = answer_id(&answer)?;
-        self.remember(key, id, schema_type, text);
-        Ok(id)
+        self.subject_id(subject, schema_type, text, true)
     }
 
     /// `POST /subjects/{subject}`: the id of a schema already registered under the subject.
     pub fn lookup(&self, subject: &str, schema_type: &str, text: &str) -> Result<i32> {
+        self.subject_id(subject, schema_type, text, false)
+    }
+
+    /// The id of `text` under `subject`, registering it first when `register`.
+    fn subject_id(
+        &self,
+        subject: &str,
+        schema_type: &str,
+        text: &str,
+        register: bool,
+    ) -> Result<i32> {
         let key = (subject.to_owned(), text.to_owned());
         if let Some(id) = self.caches().ids.get(&key) {
             return Ok(*id);
         }
+        let (path, what) = if register {
+            (
+                format!("/subjects/{}/versions", encode(subject)),
+                "Error registering",
+            )
+        } else {
+            (format!("/subjects/{}", encode(subject)), "Error retrieving")
+        };
         let answer = self
             .call(
                 reqwest::Method::POST,
-                format!("/subjects/{}", encode(subject)),
+                path,
                 Some(schema_body(schema_type, text)),
             )
-            .map_err(|f| f.into_error(&format!("Error retrieving {schema_type} schema")))?;
+            .map_err(|f| f.into_error(&format!("{what} {schema_type} schema")))?;
         let id = answer_id(&answer)?;
         if let Some(v) = answer.get("version").and_then(Json::as_i64) {
             self.caches()
