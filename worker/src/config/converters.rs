@@ -51,9 +51,12 @@ pub fn worker_converter_errors(
                     let name = format!("{prefix}{}", v.name);
                     let own = format!("for configuration {}", v.name);
                     let worker = format!("for configuration {name}");
-                    v.errors
-                        .into_iter()
-                        .map(move |e| (name.clone(), e.replacen(&own, &worker, 1)))
+                    let (own_quoted, worker_quoted) =
+                        (format!("\"{}\"", v.name), format!("\"{name}\""));
+                    v.errors.into_iter().map(move |e| {
+                        let e = e.replacen(&own, &worker, 1);
+                        (name.clone(), e.replacen(&own_quoted, &worker_quoted, 1))
+                    })
                 })
                 .collect::<Vec<_>>()
         })
