@@ -79,3 +79,6 @@ pub mod compile;
 pub mod converter;
 pub mod data;
 pub mod schema;
+
+#[cfg(test)]
+mod tests;
