@@ -4,7 +4,8 @@
 //! that text, and the bytes read back to the same Connect data.
 
 use connect_api::data::logical;
-use connect_api::{ConfigMap, Converter, Schema, SchemaBuilder, Struct, Value};
+use connect_api::data::SchemaBuilder;
+use connect_api::{ConfigMap, Converter, Schema, Struct, Value};
 use connect_registry::client::{ClientSettings, RegistryClient};
 use connect_registry::protobuf::converter::{ProtobufConverter, writer_parts};
 use connect_registry::protobuf::data::ProtobufDataConfig;
@@ -117,7 +118,7 @@ fn registers_protobuf_text_and_reads_the_bytes_back() {
 
     // Read back by a fresh converter (nothing cached): the Connect data, the version set.
     let read = converter(&url, false)
-        .to_connect_data(&topic, Some(&bytes))
+        .to_connect_data(&topic, Some(&bytes[..]))
         .expect("deserialize");
     let read_schema = read.schema.expect("a schema");
     assert_eq!(read_schema.name(), Some("Order"));
@@ -170,8 +171,8 @@ fn a_string_key_is_a_wrapper_message() {
     assert_eq!(latest.schema_type, "PROTOBUF");
     assert!(latest.text.contains("message StringValue"), "{}", latest.text);
     let read = converter(&url, true)
-        .to_connect_data(&topic, Some(&bytes))
+        .to_connect_data(&topic, Some(&bytes[..]))
         .unwrap();
     assert_eq!(read.value, "k-1".into());
-    assert_eq!(read.schema.unwrap().schema_type(), connect_api::SchemaType::String);
+    assert_eq!(read.schema.unwrap().schema_type(), connect_api::data::SchemaType::String);
 }

@@ -7,7 +7,8 @@ use std::borrow::Cow;
 use connect_api::data::logical::{
     self, DATE_NAME, DECIMAL_NAME, Decimal, TIME_NAME, TIMESTAMP_NAME,
 };
-use connect_api::{ConnectError, Result, Schema, SchemaBuilder, SchemaType, Struct, Value};
+use connect_api::data::{SchemaBuilder, SchemaType};
+use connect_api::{ConnectError, Result, Schema, Struct, Value};
 use protox::prost_reflect::{
     DynamicMessage, FieldDescriptor, Kind, MapKey, MessageDescriptor, OneofDescriptor, Syntax,
     Value as PValue,
@@ -533,7 +534,7 @@ impl ProtobufData {
                         let key = map_key(key)?;
                         let value = match self.field_value(vs, v, &vfd, &vfd.kind())? {
                             Some(v) => v,
-                            None => vfd.kind().default_value(),
+                            None => PValue::default_value_for_field(&vfd),
                         };
                         map.insert(key, value);
                     }
@@ -724,10 +725,13 @@ impl ProtobufData {
                         }
                     }
                     PValue::Map(map) => {
-                        let mut entries: Vec<_> = map.iter().collect();
-                        entries.sort_by(|a, b| a.0.cmp(b.0));
+                        // Java reads them into a HashMap; key order here, so reads repeat.
+                        let mut entries: Vec<(PValue, &PValue)> =
+                            map.iter().map(|(k, v)| (key_value(k), v)).collect();
+                        entries.sort_by(|a, b| {
+                            key_order(&a.0).partial_cmp(&key_order(&b.0)).unwrap_or(std::cmp::Ordering::Equal)
+                        });
                         for (k, v) in entries {
-                            let k: PValue = k.clone().into();
                             out.push((self.value_of(ks, &k)?, self.value_of(vs, v)?));
                         }
                     }
@@ -797,6 +801,30 @@ fn set(msg: &mut DynamicMessage, fd: &FieldDescriptor, v: PValue) -> Result<()> 
     msg.try_set_field(fd, v).map_err(|e| {
         ConnectError::data(format!("Cannot set the protobuf field {}: {e}", fd.full_name()))
     })
+}
+
+fn key_value(k: &MapKey) -> PValue {
+    match k {
+        MapKey::Bool(b) => PValue::Bool(*b),
+        MapKey::I32(i) => PValue::I32(*i),
+        MapKey::I64(i) => PValue::I64(*i),
+        MapKey::U32(u) => PValue::U32(*u),
+        MapKey::U64(u) => PValue::U64(*u),
+        MapKey::String(s) => PValue::String(s.clone()),
+    }
+}
+
+/// A sortable form of a map key (all keys of one map have one kind).
+fn key_order(v: &PValue) -> (i128, String) {
+    match v {
+        PValue::Bool(b) => (i128::from(*b), String::new()),
+        PValue::I32(i) => (i128::from(*i), String::new()),
+        PValue::I64(i) => (i128::from(*i), String::new()),
+        PValue::U32(u) => (i128::from(*u), String::new()),
+        PValue::U64(u) => (i128::from(*u), String::new()),
+        PValue::String(s) => (0, s.clone()),
+        _ => (0, String::new()),
+    }
 }
 
 fn map_key(v: PValue) -> Result<MapKey> {

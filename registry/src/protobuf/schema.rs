@@ -2,7 +2,8 @@
 //! `ProtobufSchema.canonicalString()` prints it (the rules are listed in [`super`]).
 
 use connect_api::data::logical::{DATE_NAME, DECIMAL_NAME, TIME_NAME, TIMESTAMP_NAME};
-use connect_api::{ConnectError, Result, Schema, SchemaType};
+use connect_api::data::SchemaType;
+use connect_api::{ConnectError, Result, Schema};
 
 use super::data::ProtobufDataConfig;
 

@@ -4,7 +4,8 @@
 //! `ProtobufSchemaUtils.toString`'s rules), and round trips through protobuf bytes.
 
 use connect_api::data::logical;
-use connect_api::{Schema, SchemaBuilder, SchemaType, Struct, Value};
+use connect_api::data::{SchemaBuilder, SchemaType};
+use connect_api::{Schema, Struct, Value};
 use protox::prost::Message as _;
 use protox::prost_reflect::DynamicMessage;
 
