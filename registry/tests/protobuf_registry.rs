@@ -3,8 +3,8 @@
 //! the converter registers its text under the subject as a PROTOBUF schema, the registry keeps
 //! that text, and the bytes read back to the same Connect data.
 
-use connect_api::data::logical;
 use connect_api::data::SchemaBuilder;
+use connect_api::data::logical;
 use connect_api::{ConfigMap, Converter, Schema, Struct, Value};
 use connect_registry::client::{ClientSettings, RegistryClient};
 use connect_registry::protobuf::converter::{ProtobufConverter, writer_parts};
@@ -113,8 +113,13 @@ fn registers_protobuf_text_and_reads_the_bytes_back() {
     let id = i32::from_be_bytes([bytes[1], bytes[2], bytes[3], bytes[4]]);
     assert_eq!(latest.id, id);
     assert_eq!(latest.schema_type, "PROTOBUF");
-    let ours = writer_parts(&schema, &ProtobufDataConfig::default()).unwrap().0;
-    assert_eq!(latest.text, ours, "the registry keeps the text we registered");
+    let ours = writer_parts(&schema, &ProtobufDataConfig::default())
+        .unwrap()
+        .0;
+    assert_eq!(
+        latest.text, ours,
+        "the registry keeps the text we registered"
+    );
 
     // Read back by a fresh converter (nothing cached): the Connect data, the version set.
     let read = converter(&url, false)
@@ -132,11 +137,16 @@ fn registers_protobuf_text_and_reads_the_bytes_back() {
     assert_eq!(s.get("amount"), value.get("amount"));
     assert_eq!(s.get("at"), Some(&Value::Int64(1_700_000_000_123)));
     assert_eq!(s.get("day"), Some(&Value::Int32(19_700)));
-    assert_eq!(s.get("attrs"), Some(&Value::Map(vec![("w".into(), 5i64.into())])));
+    assert_eq!(
+        s.get("attrs"),
+        Some(&Value::Map(vec![("w".into(), 5i64.into())]))
+    );
     let Some(Value::Array(lines)) = s.get("lines") else {
         panic!("{:?}", s.get("lines"))
     };
-    let Value::Struct(l) = &lines[0] else { panic!() };
+    let Value::Struct(l) = &lines[0] else {
+        panic!()
+    };
     assert_eq!(l.get("sku"), Some(&"A-1".into()));
     assert_eq!(l.get("qty"), Some(&3.into()));
 
@@ -169,10 +179,17 @@ fn a_string_key_is_a_wrapper_message() {
     .unwrap();
     let latest = client.latest(&format!("{topic}-key")).expect("latest");
     assert_eq!(latest.schema_type, "PROTOBUF");
-    assert!(latest.text.contains("message StringValue"), "{}", latest.text);
+    assert!(
+        latest.text.contains("message StringValue"),
+        "{}",
+        latest.text
+    );
     let read = converter(&url, true)
         .to_connect_data(&topic, Some(&bytes[..]))
         .unwrap();
     assert_eq!(read.value, "k-1".into());
-    assert_eq!(read.schema.unwrap().schema_type(), connect_api::data::SchemaType::String);
+    assert_eq!(
+        read.schema.unwrap().schema_type(),
+        connect_api::data::SchemaType::String
+    );
 }

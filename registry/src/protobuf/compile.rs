@@ -279,7 +279,8 @@ mod tests {
         assert!(c.message_at(&[2]).is_err());
         assert_eq!(indexes_of(&c.message("a.b.M.Inner").unwrap()), [0, 0]);
         assert_eq!(indexes_of(&c.message("a.b.N").unwrap()), [1]);
-        let e = compile("syntax = \"proto3\";\nimport \"other.proto\";\nmessage M {}\n").unwrap_err();
+        let e =
+            compile("syntax = \"proto3\";\nimport \"other.proto\";\nmessage M {}\n").unwrap_err();
         assert!(e.to_string().contains("other.proto"), "{e}");
     }
 }

@@ -19,8 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use connect_api::config::{ConfigType, Importance};
 use connect_api::{
-    ConfigDef, ConfigKey, ConfigMap, ConnectError, Converter, Result, Schema, SchemaAndValue,
-    Value,
+    ConfigDef, ConfigKey, ConfigMap, ConnectError, Converter, Result, Schema, SchemaAndValue, Value,
 };
 use protox::prost::Message as _;
 use protox::prost_reflect::{DynamicMessage, MessageDescriptor};
@@ -75,7 +74,7 @@ pub fn protobuf_config_def() -> ConfigDef {
 struct Writer {
     text: String,
     full_name: String,
-    compiled: Compiled,
+    /// The root message (its pool holds the compiled file).
     descriptor: MessageDescriptor,
     indexes: Vec<i32>,
 }
@@ -170,12 +169,10 @@ impl State {
                 return Ok(hit);
             }
         }
-        let (text, full_name, compiled, descriptor, indexes) =
-            writer_parts(schema, &self.data.config)?;
+        let (text, full_name, _, descriptor, indexes) = writer_parts(schema, &self.data.config)?;
         let w = Arc::new(Writer {
             text,
             full_name,
-            compiled,
             descriptor,
             indexes,
         });
@@ -205,7 +202,10 @@ impl State {
         }
         let kind = if self.is_key { "key" } else { "value" };
         let registered = self.client.by_id(id).map_err(|e| {
-            with_context(e, &format!("Error retrieving Protobuf {kind} schema for id {id}"))
+            with_context(
+                e,
+                &format!("Error retrieving Protobuf {kind} schema for id {id}"),
+            )
         })?;
         if registered.schema_type != "PROTOBUF" {
             return Err(ConnectError::data(format!(
@@ -297,7 +297,10 @@ impl Converter for ProtobufConverter {
             return Ok(None);
         }
         let fail = |e: ConnectError| {
-            with_context(e, &format!("Failed to serialize Protobuf data from topic {topic}"))
+            with_context(
+                e,
+                &format!("Failed to serialize Protobuf data from topic {topic}"),
+            )
         };
         let Some(schema) = schema else {
             return Err(fail(ConnectError::data(
@@ -317,7 +320,9 @@ impl Converter for ProtobufConverter {
         let mut out = Vec::with_capacity(64);
         wire::write_header(&mut out, id);
         compile::write_indexes(&mut out, &w.indexes);
-        message.encode(&mut out).map_err(|e| fail(ConnectError::data(e.to_string())))?;
+        message
+            .encode(&mut out)
+            .map_err(|e| fail(ConnectError::data(e.to_string())))?;
         Ok(Some(out))
     }
 
@@ -327,19 +332,27 @@ impl Converter for ProtobufConverter {
             return Ok(SchemaAndValue::NULL);
         };
         let fail = |e: ConnectError| {
-            with_context(e, &format!("Failed to deserialize data for topic {topic} to Protobuf"))
+            with_context(
+                e,
+                &format!("Failed to deserialize data for topic {topic} to Protobuf"),
+            )
         };
         let (id, rest) = wire::read_header(bytes).map_err(fail)?;
         let (indexes, payload) = compile::read_indexes(rest).map_err(fail)?;
         let reader = state.reader_for(id).map_err(fail)?;
-        let entry = state.message_for(topic, id, &reader, &indexes).map_err(fail)?;
+        let entry = state
+            .message_for(topic, id, &reader, &indexes)
+            .map_err(fail)?;
         let (descriptor, connect) = (&entry.0, &entry.1);
         let message = DynamicMessage::decode(descriptor.clone(), payload).map_err(|e| {
             fail(ConnectError::data(format!(
                 "Error deserializing Protobuf message for id {id}: {e}"
             )))
         })?;
-        let value = state.data.to_connect_value(connect, &message).map_err(fail)?;
+        let value = state
+            .data
+            .to_connect_value(connect, &message)
+            .map_err(fail)?;
         Ok(SchemaAndValue::new(Some(connect.clone()), value))
     }
 

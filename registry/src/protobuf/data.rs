@@ -10,8 +10,8 @@ use connect_api::data::logical::{
 use connect_api::data::{SchemaBuilder, SchemaType};
 use connect_api::{ConnectError, Result, Schema, Struct, Value};
 use protox::prost_reflect::{
-    DynamicMessage, FieldDescriptor, Kind, MapKey, MessageDescriptor, OneofDescriptor, Syntax,
-    Value as PValue,
+    DynamicMessage, FieldDescriptor, Kind, MapKey, MessageDescriptor, OneofDescriptor,
+    ReflectMessage, Syntax, Value as PValue,
 };
 
 use super::schema::{
@@ -94,7 +94,10 @@ fn meta_params(fd: &FieldDescriptor) -> Vec<(String, String)> {
 }
 
 fn meta_param(fd: &FieldDescriptor, key: &str) -> Option<String> {
-    meta_params(fd).into_iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    meta_params(fd)
+        .into_iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v)
 }
 
 fn kind_name(kind: &Kind) -> &'static str {
@@ -304,7 +307,8 @@ impl ProtobufData {
             Kind::Message(m) => {
                 let b = match m.full_name() {
                     DECIMAL_TYPE => {
-                        let precision = meta_param(fd, "precision").and_then(|p| p.parse::<i32>().ok());
+                        let precision =
+                            meta_param(fd, "precision").and_then(|p| p.parse::<i32>().ok());
                         let scale = meta_param(fd, "scale")
                             .and_then(|s| s.parse::<i32>().ok())
                             .unwrap_or(0);
@@ -417,7 +421,10 @@ impl ProtobufData {
             }
             let name = self.scrub(&field.name);
             if field.schema.schema_type() == SchemaType::Struct
-                && field.schema.name().is_some_and(|n| n.starts_with(TYPE_UNION))
+                && field
+                    .schema
+                    .name()
+                    .is_some_and(|n| n.starts_with(TYPE_UNION))
             {
                 let Value::Struct(u) = v else {
                     return Err(ConnectError::data(format!(
@@ -642,7 +649,12 @@ impl ProtobufData {
                 unwrapped = m
                     .get_field_by_name("value")
                     .map(Cow::into_owned)
-                    .ok_or_else(|| ConnectError::data(format!("{} is not a wrapper message", m.descriptor().full_name())))?;
+                    .ok_or_else(|| {
+                        ConnectError::data(format!(
+                            "{} is not a wrapper message",
+                            m.descriptor().full_name()
+                        ))
+                    })?;
                 &unwrapped
             }
             _ => value,
@@ -729,7 +741,9 @@ impl ProtobufData {
                         let mut entries: Vec<(PValue, &PValue)> =
                             map.iter().map(|(k, v)| (key_value(k), v)).collect();
                         entries.sort_by(|a, b| {
-                            key_order(&a.0).partial_cmp(&key_order(&b.0)).unwrap_or(std::cmp::Ordering::Equal)
+                            key_order(&a.0)
+                                .partial_cmp(&key_order(&b.0))
+                                .unwrap_or(std::cmp::Ordering::Equal)
                         });
                         for (k, v) in entries {
                             out.push((self.value_of(ks, &k)?, self.value_of(vs, v)?));
@@ -767,7 +781,11 @@ impl ProtobufData {
                 };
                 let union_schema = &schema.fields()[i].schema;
                 let mut member_values = vec![Value::Null; union_schema.fields().len()];
-                if let Some(j) = union_schema.fields().iter().position(|f| f.name == fd.name()) {
+                if let Some(j) = union_schema
+                    .fields()
+                    .iter()
+                    .position(|f| f.name == fd.name())
+                {
                     member_values[j] = self.value_of(&union_schema.fields()[j].schema, &v)?;
                 }
                 values[i] = Value::Struct(Struct::from_checked_values(
@@ -783,7 +801,8 @@ impl ProtobufData {
             let Some(i) = index_of(fd.name()) else {
                 continue;
             };
-            let primitive_or_repeated = !matches!(fd.kind(), Kind::Message(_)) || fd.is_list() || fd.is_map();
+            let primitive_or_repeated =
+                !matches!(fd.kind(), Kind::Message(_)) || fd.is_list() || fd.is_map();
             let optional = fd.field_descriptor_proto().proto3_optional()
                 || (self.config.optional_for_proto2 && has_optional_keyword(&fd));
             if (primitive_or_repeated && !optional)
@@ -799,7 +818,10 @@ impl ProtobufData {
 
 fn set(msg: &mut DynamicMessage, fd: &FieldDescriptor, v: PValue) -> Result<()> {
     msg.try_set_field(fd, v).map_err(|e| {
-        ConnectError::data(format!("Cannot set the protobuf field {}: {e}", fd.full_name()))
+        ConnectError::data(format!(
+            "Cannot set the protobuf field {}: {e}",
+            fd.full_name()
+        ))
     })
 }
 
@@ -855,7 +877,11 @@ fn enum_symbol(schema: &Schema, n: i32) -> String {
         .unwrap_or_else(|| {
             format!(
                 "UNKNOWN_ENUM_VALUE_{}_{n}",
-                schema.parameters().get(TYPE_ENUM).map(String::as_str).unwrap_or_default()
+                schema
+                    .parameters()
+                    .get(TYPE_ENUM)
+                    .map(String::as_str)
+                    .unwrap_or_default()
             )
         })
 }
@@ -911,12 +937,8 @@ fn logical_message(
     value: &Value,
     kind: &Kind,
 ) -> Result<Option<DynamicMessage>> {
-    let wrong = |what: &str| {
-        ConnectError::data(format!(
-            "Invalid type for {what}: {}",
-            value.type_name()
-        ))
-    };
+    let wrong =
+        |what: &str| ConnectError::data(format!("Invalid type for {what}: {}", value.type_name()));
     Ok(Some(match name {
         DECIMAL_NAME => {
             let Value::Bytes(b) = value else {
@@ -966,7 +988,11 @@ fn logical_message(
             };
             let mut m = DynamicMessage::new(message_of(kind, TIMESTAMP_TYPE)?);
             set_named(&mut m, "seconds", PValue::I64(ms.div_euclid(1000)))?;
-            set_named(&mut m, "nanos", PValue::I32((ms.rem_euclid(1000) * 1_000_000) as i32))?;
+            set_named(
+                &mut m,
+                "nanos",
+                PValue::I32((ms.rem_euclid(1000) * 1_000_000) as i32),
+            )?;
             m
         }
         _ => return Ok(None),
@@ -1002,9 +1028,17 @@ fn logical_value(name: &str, schema: &Schema, m: &DynamicMessage) -> Result<Valu
             Value::Bytes(Decimal::parse(&text, scale)?.to_bytes())
         }
         DATE_NAME => {
-            let (y, mo, d) = (int_field(m, "year"), int_field(m, "month"), int_field(m, "day"));
+            let (y, mo, d) = (
+                int_field(m, "year"),
+                int_field(m, "month"),
+                int_field(m, "day"),
+            );
             let valid = (1..=12).contains(&mo) && d >= 1 && {
-                let next = if mo == 12 { days_from_civil(y + 1, 1, 1) } else { days_from_civil(y, mo as u32 + 1, 1) };
+                let next = if mo == 12 {
+                    days_from_civil(y + 1, 1, 1)
+                } else {
+                    days_from_civil(y, mo as u32 + 1, 1)
+                };
                 d <= next - days_from_civil(y, mo as u32, 1)
             };
             if !valid {
@@ -1022,7 +1056,11 @@ fn logical_value(name: &str, schema: &Schema, m: &DynamicMessage) -> Result<Valu
                 int_field(m, "seconds"),
                 int_field(m, "nanos"),
             );
-            if !(0..24).contains(&h) || !(0..60).contains(&mi) || !(0..60).contains(&s) || !(0..1_000_000_000).contains(&n) {
+            if !(0..24).contains(&h)
+                || !(0..60).contains(&mi)
+                || !(0..60).contains(&s)
+                || !(0..1_000_000_000).contains(&n)
+            {
                 return Err(ConnectError::data(format!(
                     "Invalid google.type.TimeOfDay {h}:{mi}:{s}.{n}"
                 )));

@@ -1,8 +1,8 @@
 //! Connect schema → `.proto` text, as Confluent's `ProtobufData.fromConnectSchema` builds it and
 //! `ProtobufSchema.canonicalString()` prints it (the rules are listed in [`super`]).
 
-use connect_api::data::logical::{DATE_NAME, DECIMAL_NAME, TIME_NAME, TIMESTAMP_NAME};
 use connect_api::data::SchemaType;
+use connect_api::data::logical::{DATE_NAME, DECIMAL_NAME, TIME_NAME, TIMESTAMP_NAME};
 use connect_api::{ConnectError, Result, Schema};
 
 use super::data::ProtobufDataConfig;
@@ -130,7 +130,10 @@ pub fn scrub_name(name: &str) -> String {
     if first.is_ascii_digit() || first == '_' {
         encoded.insert(0, 'x');
     }
-    encoded.chars().map(|c| if ok(c) { c } else { '_' }).collect()
+    encoded
+        .chars()
+        .map(|c| if ok(c) { c } else { '_' })
+        .collect()
 }
 
 /// Guava `LOWER_UNDERSCORE.to(UPPER_CAMEL, s)` where `s` has an underscore, then `Entry`
@@ -141,7 +144,9 @@ pub fn to_map_entry(s: &str) -> String {
             .map(|w| {
                 let mut cs = w.chars();
                 match cs.next() {
-                    Some(f) => f.to_ascii_uppercase().to_string() + &cs.as_str().to_ascii_lowercase(),
+                    Some(f) => {
+                        f.to_ascii_uppercase().to_string() + &cs.as_str().to_ascii_lowercase()
+                    }
                     None => String::new(),
                 }
             })
@@ -240,7 +245,11 @@ pub fn from_connect_schema(schema: &Schema, config: &ProtobufDataConfig) -> Resu
         Some((last, _)) => (None, last.clone()),
         None => (None, full.clone()),
     };
-    let wrapper = |i: usize| Ok(Generated::Wrapper { full_name: WRAPPERS[i] });
+    let wrapper = |i: usize| {
+        Ok(Generated::Wrapper {
+            full_name: WRAPPERS[i],
+        })
+    };
     match schema.schema_type() {
         SchemaType::Int8 | SchemaType::Int16 | SchemaType::Int32 => wrapper(4),
         SchemaType::Int64 => wrapper(2),
@@ -296,8 +305,9 @@ fn message_fields(ctx: &mut Ctx<'_>, message: &mut MessageDef, schema: &Schema) 
 }
 
 fn parse_tag(t: &str) -> Result<i32> {
-    t.parse()
-        .map_err(|_| ConnectError::data(format!("Invalid protobuf field number {t:?} in {TYPE_TAG}")))
+    t.parse().map_err(|_| {
+        ConnectError::data(format!("Invalid protobuf field number {t:?} in {TYPE_TAG}"))
+    })
 }
 
 fn label(ctx: &Ctx<'_>, schema: &Schema) -> Option<&'static str> {
@@ -350,7 +360,9 @@ fn field_definition(
                     }
                 };
                 let member_name = ctx.scrub(&f.name);
-                if let Some(def) = field_definition(ctx, message, &f.schema, member_name, tag, true)? {
+                if let Some(def) =
+                    field_definition(ctx, message, &f.schema, member_name, tag, true)?
+                {
                     oneof.fields.push(def);
                 }
             }
@@ -358,7 +370,8 @@ fn field_definition(
             return Ok(None);
         }
         SchemaType::Struct => {
-            let defined = message.name == type_name || message.nested.iter().any(|m| m.name == type_name);
+            let defined =
+                message.name == type_name || message.nested.iter().any(|m| m.name == type_name);
             if !defined {
                 let mut nested = MessageDef {
                     name: type_name.clone(),
@@ -458,10 +471,20 @@ fn data_type(
     let wrap = ctx.config.wrapper_for_nullables
         && schema.is_optional()
         && (!oneof_member || param(schema, TYPE_WRAPPER) == Some("true"));
-    let pick = |wrapper: &str, plain: &str| if wrap { wrapper.to_owned() } else { plain.to_owned() };
+    let pick = |wrapper: &str, plain: &str| {
+        if wrap {
+            wrapper.to_owned()
+        } else {
+            plain.to_owned()
+        }
+    };
     Ok(match schema.schema_type() {
         SchemaType::Int8 | SchemaType::Int16 => {
-            let t = if schema.schema_type() == SchemaType::Int8 { "int8" } else { "int16" };
+            let t = if schema.schema_type() == SchemaType::Int8 {
+                "int8"
+            } else {
+                "int16"
+            };
             params.push((CONNECT_TYPE_PROP.into(), t.into()));
             pick(WRAPPERS[4], "int32")
         }

@@ -42,7 +42,10 @@ fn golden_complex() {
         .field("string", Schema::string())
         .field("bytes", Schema::bytes())
         .field("array", SchemaBuilder::array(Schema::string()).build())
-        .field("map", SchemaBuilder::map(Schema::string(), Schema::int32()).build())
+        .field(
+            "map",
+            SchemaBuilder::map(Schema::string(), Schema::int32()).build(),
+        )
         .field(
             "mapNonStringKeys",
             SchemaBuilder::map(Schema::int32(), Schema::int32()).build(),
@@ -130,13 +133,19 @@ message ConnectDefault1 {{
         .unwrap()
         .with("bytes", b"foo".to_vec())
         .unwrap()
-        .with("array", Value::Array(vec!["a".into(), "b".into(), "c".into()]))
+        .with(
+            "array",
+            Value::Array(vec!["a".into(), "b".into(), "c".into()]),
+        )
         .unwrap()
         .with("map", Value::Map(vec![("field".into(), 1.into())]))
         .unwrap()
         .with("mapNonStringKeys", Value::Map(vec![(1.into(), 1.into())]))
         .unwrap()
-        .with("mapNullValues", Value::Map(vec![("field".into(), Value::Null)]))
+        .with(
+            "mapNullValues",
+            Value::Map(vec![("field".into(), Value::Null)]),
+        )
         .unwrap()
         .with("enum", "INACTIVE")
         .unwrap();
@@ -192,7 +201,8 @@ fn golden_duplicate_imports() {
 
 fn test_message_schema(name: &str) -> Schema {
     let f = |b: SchemaBuilder, tag: u32| tagged(b.optional(), tag);
-    let t = |b: SchemaBuilder, tag: u32, ty: &str| tagged(b.optional().parameter(TYPE_PROP, ty), tag);
+    let t =
+        |b: SchemaBuilder, tag: u32, ty: &str| tagged(b.optional().parameter(TYPE_PROP, ty), tag);
     SchemaBuilder::struct_()
         .name(name)
         .version(1)
@@ -201,16 +211,40 @@ fn test_message_schema(name: &str) -> Schema {
         .field("test_bytes", f(SchemaBuilder::new(SchemaType::Bytes), 3))
         .field("test_double", f(SchemaBuilder::new(SchemaType::Float64), 4))
         .field("test_float", f(SchemaBuilder::new(SchemaType::Float32), 5))
-        .field("test_fixed32", t(SchemaBuilder::new(SchemaType::Int64), 6, "fixed32"))
-        .field("test_fixed64", t(SchemaBuilder::new(SchemaType::Int64), 7, "fixed64"))
+        .field(
+            "test_fixed32",
+            t(SchemaBuilder::new(SchemaType::Int64), 6, "fixed32"),
+        )
+        .field(
+            "test_fixed64",
+            t(SchemaBuilder::new(SchemaType::Int64), 7, "fixed64"),
+        )
         .field("test_int32", f(SchemaBuilder::new(SchemaType::Int32), 8))
         .field("test_int64", f(SchemaBuilder::new(SchemaType::Int64), 9))
-        .field("test_sfixed32", t(SchemaBuilder::new(SchemaType::Int32), 10, "sfixed32"))
-        .field("test_sfixed64", t(SchemaBuilder::new(SchemaType::Int64), 11, "sfixed64"))
-        .field("test_sint32", t(SchemaBuilder::new(SchemaType::Int32), 12, "sint32"))
-        .field("test_sint64", t(SchemaBuilder::new(SchemaType::Int64), 13, "sint64"))
-        .field("test_uint32", t(SchemaBuilder::new(SchemaType::Int64), 14, "uint32"))
-        .field("test_uint64", t(SchemaBuilder::new(SchemaType::Int64), 15, "uint64"))
+        .field(
+            "test_sfixed32",
+            t(SchemaBuilder::new(SchemaType::Int32), 10, "sfixed32"),
+        )
+        .field(
+            "test_sfixed64",
+            t(SchemaBuilder::new(SchemaType::Int64), 11, "sfixed64"),
+        )
+        .field(
+            "test_sint32",
+            t(SchemaBuilder::new(SchemaType::Int32), 12, "sint32"),
+        )
+        .field(
+            "test_sint64",
+            t(SchemaBuilder::new(SchemaType::Int64), 13, "sint64"),
+        )
+        .field(
+            "test_uint32",
+            t(SchemaBuilder::new(SchemaType::Int64), 14, "uint32"),
+        )
+        .field(
+            "test_uint64",
+            t(SchemaBuilder::new(SchemaType::Int64), 15, "uint64"),
+        )
         .build()
 }
 
@@ -284,7 +318,10 @@ message TestMessage {
     // The Java test's schema is named by the message's simple name.
     assert_eq!(read_schema, expected_schema);
     let read = data
-        .to_connect_value(&read_schema, &DynamicMessage::decode(desc, &bytes[..]).unwrap())
+        .to_connect_value(
+            &read_schema,
+            &DynamicMessage::decode(desc, &bytes[..]).unwrap(),
+        )
         .unwrap();
     expected_schema = read_schema.clone();
     let Value::Struct(read) = read else { panic!() };
@@ -378,8 +415,18 @@ message Money {
     let amount = &read_schema.field("amount").unwrap().schema;
     assert_eq!(amount.name(), Some(logical::DECIMAL_NAME));
     assert_eq!(logical::decimal_scale(amount), Some(2));
-    assert_eq!(amount.parameters().get("connect.decimal.precision").unwrap(), "10");
-    assert_eq!(read_schema.field("small").unwrap().schema.schema_type(), SchemaType::Int16);
+    assert_eq!(
+        amount
+            .parameters()
+            .get("connect.decimal.precision")
+            .unwrap(),
+        "10"
+    );
+    // As Java's toConnectSchema: a wrapper field reads as the wrapper's type, connect.type aside.
+    assert_eq!(
+        read_schema.field("small").unwrap().schema.schema_type(),
+        SchemaType::Int32
+    );
     assert!(
         !read_schema.field("count").unwrap().schema.is_optional(),
         "wrapper.for.nullables: scalars are required"
@@ -388,13 +435,15 @@ message Money {
     let Value::Struct(read) = read else { panic!() };
     assert_eq!(
         read.get("amount"),
-        Some(&Value::Bytes(logical::Decimal::parse("-1234.56", 2).unwrap().to_bytes()))
+        Some(&Value::Bytes(
+            logical::Decimal::parse("-1234.56", 2).unwrap().to_bytes()
+        ))
     );
     assert_eq!(read.get("when"), Some(&Value::Int32(19_000)));
     assert_eq!(read.get("at"), Some(&Value::Int32(45_296_789)));
     assert_eq!(read.get("ts"), Some(&Value::Int64(-1_500)));
     assert_eq!(read.get("note"), Some(&"hi".into()));
-    assert_eq!(read.get("small"), Some(&Value::Int16(-3)));
+    assert_eq!(read.get("small"), Some(&Value::Int32(-3)));
     assert_eq!(read.get("count"), Some(&0.into()));
 }
 
@@ -404,8 +453,14 @@ message Money {
 fn golden_optional_and_oneof() {
     let union = SchemaBuilder::struct_()
         .name("io.confluent.connect.protobuf.Union.payload")
-        .field("payload_id", tagged(SchemaBuilder::new(SchemaType::String).optional(), 5))
-        .field("code", tagged(SchemaBuilder::new(SchemaType::Int32).optional(), 6))
+        .field(
+            "payload_id",
+            tagged(SchemaBuilder::new(SchemaType::String).optional(), 5),
+        )
+        .field(
+            "code",
+            tagged(SchemaBuilder::new(SchemaType::Int32).optional(), 6),
+        )
         .optional()
         .build();
     let schema = SchemaBuilder::struct_()
@@ -413,7 +468,10 @@ fn golden_optional_and_oneof() {
         .field("id", Schema::int64())
         .field("name", Schema::optional_string())
         .field("payload", union.clone())
-        .field("tags", SchemaBuilder::array(Schema::string()).optional().build())
+        .field(
+            "tags",
+            SchemaBuilder::array(Schema::string()).optional().build(),
+        )
         .build();
     let config = ProtobufDataConfig {
         optional_for_nullables: true,
@@ -443,28 +501,47 @@ message Event {
 fn oneof_round_trip() {
     let union = SchemaBuilder::struct_()
         .name("io.confluent.connect.protobuf.Union.payload")
-        .field("payload_id", tagged(SchemaBuilder::new(SchemaType::String).optional(), 3))
-        .field("code", tagged(SchemaBuilder::new(SchemaType::Int32).optional(), 4))
+        .field(
+            "payload_id",
+            tagged(SchemaBuilder::new(SchemaType::String).optional(), 3),
+        )
+        .field(
+            "code",
+            tagged(SchemaBuilder::new(SchemaType::Int32).optional(), 4),
+        )
         .optional()
         .build();
     let schema = SchemaBuilder::struct_()
         .name("Event")
         .field("payload_0", union.clone())
-        .field("id", tagged(SchemaBuilder::new(SchemaType::Int64).optional(), 1))
-        .field("name", tagged(SchemaBuilder::new(SchemaType::String).optional(), 2))
+        .field(
+            "id",
+            tagged(SchemaBuilder::new(SchemaType::Int64).optional(), 1),
+        )
+        .field(
+            "name",
+            tagged(SchemaBuilder::new(SchemaType::String).optional(), 2),
+        )
         .build();
     let config = ProtobufDataConfig::default();
     let value = Struct::new(schema.clone())
         .with("id", 7i64)
         .unwrap()
-        .with("payload_0", Struct::new(union.clone()).with("code", 9).unwrap())
+        .with(
+            "payload_0",
+            Struct::new(union.clone()).with("code", 9).unwrap(),
+        )
         .unwrap();
     let (read_schema, read) = round_trip(&schema, &Value::Struct(value.clone()), &config);
     assert_eq!(read_schema, schema);
     let Value::Struct(read) = read else { panic!() };
     assert_eq!(read.get("payload_0"), value.get("payload_0"));
     assert_eq!(read.get("id"), Some(&7i64.into()));
-    assert_eq!(read.get("name"), Some(&"".into()), "proto3 scalars read as their default");
+    assert_eq!(
+        read.get("name"),
+        Some(&"".into()),
+        "proto3 scalars read as their default"
+    );
 }
 
 /// ProtobufConverterTest.testComplex: the Connect schema read back from what was written.
@@ -485,7 +562,10 @@ fn complex_round_trip_schema() {
             .field("bytes", opt(SchemaType::Bytes, 7))
             .field(
                 "array",
-                tagged(SchemaBuilder::array(Schema::optional_string()).optional(), 8),
+                tagged(
+                    SchemaBuilder::array(Schema::optional_string()).optional(),
+                    8,
+                ),
             )
             .field(
                 "map",
@@ -501,7 +581,9 @@ fn complex_round_trip_schema() {
     let schema = build(None);
     let config = ProtobufDataConfig::default();
     let (_, _, _, desc, _) = writer_parts(&schema, &config).unwrap();
-    let read = ProtobufData::new(config).to_connect_schema(&desc, Some(1)).unwrap();
+    let read = ProtobufData::new(config)
+        .to_connect_schema(&desc, Some(1))
+        .unwrap();
     assert_eq!(read, build(Some("ConnectDefault1")));
 }
 
@@ -511,7 +593,10 @@ fn complex_round_trip_schema() {
 fn primitive_roots_are_wrappers() {
     let config = ProtobufDataConfig::default();
     let (text, name, _, desc, indexes) = writer_parts(&Schema::int32(), &config).unwrap();
-    assert!(text.starts_with("syntax = \"proto3\";\npackage google.protobuf;\n"), "{text}");
+    assert!(
+        text.starts_with("syntax = \"proto3\";\npackage google.protobuf;\n"),
+        "{text}"
+    );
     assert_eq!(name, "google.protobuf.Int32Value");
     assert_eq!(indexes, [4]);
     let (_, _, _, _, ix) = writer_parts(&Schema::string(), &config).unwrap();
@@ -528,7 +613,13 @@ fn primitive_roots_are_wrappers() {
         .to_connect_value(&s, &DynamicMessage::decode(desc, &bytes[..]).unwrap())
         .unwrap();
     assert_eq!(v, Value::Int32(5));
-    assert!(writer_parts(&SchemaBuilder::array(Schema::int32()).build(), &ProtobufDataConfig::default()).is_err());
+    assert!(
+        writer_parts(
+            &SchemaBuilder::array(Schema::int32()).build(),
+            &ProtobufDataConfig::default()
+        )
+        .is_err()
+    );
 }
 
 /// A text another producer registered: real `map<,>` fields, nested messages, enums, proto3
@@ -561,7 +652,10 @@ message Order {
     let schema = data.to_connect_schema(&desc, Some(3)).unwrap();
     assert_eq!(schema.name(), Some("Order"));
     assert_eq!(schema.version(), Some(3));
-    assert_eq!(schema.field("tiny").unwrap().schema.schema_type(), SchemaType::Int8);
+    assert_eq!(
+        schema.field("tiny").unwrap().schema.schema_type(),
+        SchemaType::Int8
+    );
     let counts = &schema.field("counts").unwrap().schema;
     assert_eq!(counts.schema_type(), SchemaType::Map);
     assert_eq!(counts.name(), Some("counts"));
@@ -570,8 +664,14 @@ message Order {
         "counts",
         protox::prost_reflect::Value::Map(
             [
-                (protox::prost_reflect::MapKey::String("b".into()), protox::prost_reflect::Value::I64(2)),
-                (protox::prost_reflect::MapKey::String("a".into()), protox::prost_reflect::Value::I64(1)),
+                (
+                    protox::prost_reflect::MapKey::String("b".into()),
+                    protox::prost_reflect::Value::I64(2),
+                ),
+                (
+                    protox::prost_reflect::MapKey::String("a".into()),
+                    protox::prost_reflect::Value::I64(1),
+                ),
             ]
             .into_iter()
             .collect(),
@@ -579,26 +679,44 @@ message Order {
     );
     msg.set_field_by_name("kind", protox::prost_reflect::Value::EnumNumber(1));
     msg.set_field_by_name("tiny", protox::prost_reflect::Value::I32(-4));
-    let Value::Struct(v) = data.to_connect_value(&schema, &msg).unwrap() else { panic!() };
+    let Value::Struct(v) = data.to_connect_value(&schema, &msg).unwrap() else {
+        panic!()
+    };
     assert_eq!(
         v.get("counts"),
-        Some(&Value::Map(vec![("a".into(), 1i64.into()), ("b".into(), 2i64.into())]))
+        Some(&Value::Map(vec![
+            ("a".into(), 1i64.into()),
+            ("b".into(), 2i64.into())
+        ]))
     );
     assert_eq!(v.get("kind"), Some(&"BIG".into()));
     assert_eq!(v.get("tiny"), Some(&Value::Int8(-4)));
-    assert_eq!(v.get("line"), Some(&Value::Null), "an unset message is null");
-    assert_eq!(v.get("note"), Some(&Value::Null), "an unset proto3 optional is null");
+    assert_eq!(
+        v.get("line"),
+        Some(&Value::Null),
+        "an unset message is null"
+    );
+    assert_eq!(
+        v.get("note"),
+        Some(&Value::Null),
+        "an unset proto3 optional is null"
+    );
     assert_eq!(v.get("lines"), Some(&Value::Array(vec![])));
     // generate.struct.for.nulls: an unset message reads as its default struct.
     let data = ProtobufData::new(ProtobufDataConfig {
         generate_struct_for_nulls: true,
         ..ProtobufDataConfig::default()
     });
-    let Value::Struct(v) = data.to_connect_value(&schema, &msg).unwrap() else { panic!() };
+    let Value::Struct(v) = data.to_connect_value(&schema, &msg).unwrap() else {
+        panic!()
+    };
     assert!(matches!(v.get("line"), Some(Value::Struct(_))));
     // Recursive messages cannot be Connect schemas.
-    let c = super::compile::compile("syntax = \"proto3\";\nmessage Node {\n  Node next = 1;\n}\n").unwrap();
-    let e = data.to_connect_schema(&c.message_at(&[0]).unwrap(), None).unwrap_err();
+    let c = super::compile::compile("syntax = \"proto3\";\nmessage Node {\n  Node next = 1;\n}\n")
+        .unwrap();
+    let e = data
+        .to_connect_schema(&c.message_at(&[0]).unwrap(), None)
+        .unwrap_err();
     assert!(e.to_string().contains("recursive"), "{e}");
 }
 
@@ -618,7 +736,10 @@ fn names() {
 fn round_trip(schema: &Schema, value: &Value, config: &ProtobufDataConfig) -> (Schema, Value) {
     let (text, _, _, desc, _) = writer_parts(schema, config).unwrap();
     let data = ProtobufData::new(config.clone());
-    let bytes = data.from_connect_value(schema, value, &desc).unwrap().encode_to_vec();
+    let bytes = data
+        .from_connect_value(schema, value, &desc)
+        .unwrap()
+        .encode_to_vec();
     // Read as a reader would: compile the registered text again.
     let compiled = super::compile::compile(&text).unwrap();
     let desc = compiled.message_at(&[0]).unwrap();
