@@ -360,3 +360,58 @@ impl Converter for ProtobufConverter {
         protobuf_config_def()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn props(pairs: &[(&str, &str)]) -> ConfigMap {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn keys_implemented_and_refused() {
+        let url = ("schema.registry.url", "http://127.0.0.1:1");
+        let mut c = ProtobufConverter::default();
+        c.configure(
+            &props(&[
+                url,
+                (WRAPPER_FOR_NULLABLES, "true"),
+                (INT_FOR_ENUMS, "true"),
+            ]),
+            false,
+        )
+        .unwrap();
+        let d = &c.state().unwrap().data.config;
+        assert!(d.wrapper_for_nullables && d.int_for_enums && !d.optional_for_nullables);
+        for (k, v) in [
+            ("use.latest.version", "true"),
+            ("skip.known.types", "false"),
+            ("reference.lookup.only", "true"),
+            ("normalize.schemas", "true"),
+        ] {
+            let e = ProtobufConverter::default()
+                .configure(&props(&[url, (k, v)]), false)
+                .unwrap_err();
+            assert!(e.to_string().contains(k), "{k}: {e}");
+        }
+        // Defaults spelled out are accepted.
+        ProtobufConverter::default()
+            .configure(&props(&[url, ("skip.known.types", "true")]), true)
+            .unwrap();
+        // Schemaless data is refused, naming the topic.
+        let e = c
+            .from_connect_data("t", None, &Value::String("x".into()))
+            .unwrap_err();
+        assert!(e.to_string().contains("schemaless"), "{e}");
+        assert!(
+            c.from_connect_data("t", None, &Value::Null)
+                .unwrap()
+                .is_none()
+        );
+        assert_eq!(c.to_connect_data("t", None).unwrap(), SchemaAndValue::NULL);
+    }
+}
