@@ -85,6 +85,16 @@ const NOT_IMPLEMENTED: &[(&str, ConfigType, &str)] = &[
         ConfigType::Password,
         "",
     ),
+    // KafkaProtobufSerializerConfig's (references are never registered: the converter's
+    // schemas import only the known types, which Confluent skips too).
+    ("reference.lookup.only", ConfigType::Boolean, "false"),
+    ("skip.known.types", ConfigType::Boolean, "true"),
+    (
+        "reference.subject.name.strategy",
+        ConfigType::Class,
+        "io.confluent.kafka.serializers.subject.DefaultReferenceSubjectNameStrategy",
+    ),
+    ("validation.rules.execution", ConfigType::String, "DISABLED"),
 ];
 
 fn not_implemented(
@@ -243,7 +253,11 @@ fn read_file(key: &str, path: &str) -> Result<Vec<u8>> {
 impl RegistryConverterConfig {
     /// Parses a converter's sub-config (`value.converter.` removed) with [`config_def`].
     pub fn parse(props: &ConfigMap, is_key: bool, avro: bool) -> Result<Self> {
-        let def = config_def(avro);
+        Self::parse_with(props, is_key, config_def(avro))
+    }
+
+    /// Parses with a converter's own definition (the shared keys and its format's keys).
+    pub fn parse_with(props: &ConfigMap, is_key: bool, def: ConfigDef) -> Result<Self> {
         let parsed: ParsedConfig = def.parse(props)?;
         // Keys Confluent's converter does not define either: it ignores them; say so once.
         for k in props.keys() {

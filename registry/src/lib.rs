@@ -1,6 +1,7 @@
 //! Converters that keep schemas in a Schema Registry and write the registry wire format
 //! (magic byte 0, 4-byte schema id, payload), under the class names users configure:
-//! `io.confluent.connect.avro.AvroConverter`, and Apicurio's
+//! `io.confluent.connect.avro.AvroConverter`, `io.confluent.connect.protobuf.ProtobufConverter`
+//! ([`protobuf`]), and Apicurio's
 //! `io.apicurio.registry.utils.converter.AvroConverter` with Apicurio's keys ([`apicurio`]).
 //!
 //! ```text
@@ -17,6 +18,7 @@ pub mod apicurio;
 pub mod avro;
 pub mod client;
 pub mod config;
+pub mod protobuf;
 pub mod subject;
 pub mod wire;
 
@@ -32,6 +34,10 @@ pub fn converter_plugins() -> Vec<ConverterPlugin> {
         ConverterPlugin {
             class: apicurio::APICURIO_AVRO_CONVERTER,
             new: || Box::new(avro::converter::AvroConverter::apicurio()),
+        },
+        ConverterPlugin {
+            class: protobuf::converter::CONFLUENT_PROTOBUF_CONVERTER,
+            new: || Box::new(protobuf::converter::ProtobufConverter::default()),
         },
     ]
 }
