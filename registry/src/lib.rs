@@ -1,11 +1,13 @@
 //! Converters that keep schemas in a Schema Registry and write the registry wire format
 //! (magic byte 0, 4-byte schema id, payload), under the class names users configure:
-//! `io.confluent.connect.avro.AvroConverter` so far.
+//! `io.confluent.connect.avro.AvroConverter` and `io.confluent.connect.json.JsonSchemaConverter`.
 //!
 //! ```text
 //!   lib (plugins, install) ─▶ avro::converter ─▶ avro::{data, codec, compat, schema}
-//!                                  │
-//!                                  └▶ config ─▶ client (HTTP, caches), subject, wire
+//!                        │         │
+//!                        │         └▶ config ─▶ client (HTTP, caches), subject, wire
+//!                        └▶ json_schema::converter ─▶ json_schema::{data, schema, json}
+//!                                  └▶ config ─▶ client, subject, wire
 //! ```
 //!
 //! The worker installs them into `connect_api`'s converter lookup at start-up ([`install`]),
@@ -15,6 +17,7 @@
 pub mod avro;
 pub mod client;
 pub mod config;
+pub mod json_schema;
 pub mod subject;
 pub mod wire;
 
@@ -22,10 +25,16 @@ use connect_api::converter::ConverterPlugin;
 
 /// Every converter of this crate.
 pub fn converter_plugins() -> Vec<ConverterPlugin> {
-    vec![ConverterPlugin {
-        class: avro::converter::CONFLUENT_AVRO_CONVERTER,
-        new: || Box::new(avro::converter::AvroConverter::default()),
-    }]
+    vec![
+        ConverterPlugin {
+            class: avro::converter::CONFLUENT_AVRO_CONVERTER,
+            new: || Box::new(avro::converter::AvroConverter::default()),
+        },
+        ConverterPlugin {
+            class: json_schema::converter::CONFLUENT_JSON_SCHEMA_CONVERTER,
+            new: || Box::new(json_schema::converter::JsonSchemaConverter::default()),
+        },
+    ]
 }
 
 /// Adds this crate's converters to `connect_api`'s lookup (once per process; later calls are
