@@ -1,7 +1,10 @@
-//! The Schema Registry converters' settings: Confluent's `AbstractKafkaSchemaSerDeConfig` and
-//! `AvroDataConfig` keys, with their defaults. One table decides each key: implemented, or
-//! refused with a validation error naming it when set to anything but its default (a key this
-//! converter would otherwise ignore must not quietly change nothing).
+//! The Schema Registry converters' settings: Confluent's `AbstractKafkaSchemaSerDeConfig` keys,
+//! and each converter's own (`AvroDataConfig`'s for Avro; `JsonSchemaDataConfig`'s and the JSON
+//! Schema serdes' for JSON Schema), with their defaults. One table decides each key Confluent
+//! defines and this worker does not implement, per converter ([`Format`]): refused with a
+//! validation error naming it when set to anything but its default (a key this converter would
+//! otherwise ignore must not quietly change nothing), or accepted where Confluent's converter does
+//! not use it either (serializer options for Java objects, which a converter never hands over).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +14,7 @@ use connect_api::{ConfigDef, ConfigKey, ConfigMap, ConnectError, Result};
 
 use crate::avro::data::AvroDataConfig;
 use crate::client::ClientSettings;
+use crate::json_schema::data::{DecimalFormat, JsonSchemaDataConfig};
 use crate::subject::SubjectNameStrategy;
 
 pub const SCHEMA_REGISTRY_URL: &str = "schema.registry.url";
@@ -30,6 +34,11 @@ pub const SCRUB_INVALID_NAMES: &str = "scrub.invalid.names";
 pub const DISCARD_TYPE_DOC_DEFAULT: &str = "discard.type.doc.default";
 pub const ALLOW_OPTIONAL_MAP_KEYS: &str = "allow.optional.map.keys";
 pub const FLATTEN_SINGLETON_UNIONS: &str = "flatten.singleton.unions";
+pub const OBJECT_ADDITIONAL_PROPERTIES: &str = "object.additional.properties";
+pub const USE_OPTIONAL_FOR_NON_REQUIRED: &str = "use.optional.for.nonrequired";
+pub const DECIMAL_FORMAT: &str = "decimal.format";
+pub const GENERALIZED_SUM_TYPE_SUPPORT: &str = "generalized.sum.type.support";
+pub const IGNORE_DEFAULT_FOR_NULLABLES: &str = "ignore.default.for.nullables";
 pub const MAX_SCHEMAS_PER_SUBJECT: &str = "max.schemas.per.subject";
 pub const SSL_TRUSTSTORE_TYPE: &str = "schema.registry.ssl.truststore.type";
 pub const SSL_TRUSTSTORE_LOCATION: &str = "schema.registry.ssl.truststore.location";
@@ -39,62 +48,109 @@ pub const SSL_KEYSTORE_LOCATION: &str = "schema.registry.ssl.keystore.location";
 pub const SSL_KEYSTORE_KEY: &str = "schema.registry.ssl.keystore.key";
 pub const SSL_KEYSTORE_CERTIFICATE_CHAIN: &str = "schema.registry.ssl.keystore.certificate.chain";
 
-/// Confluent keys this converter does not implement, with the default they must keep.
-const NOT_IMPLEMENTED: &[(&str, ConfigType, &str)] = &[
-    ("normalize.schemas", ConfigType::Boolean, "false"),
-    ("use.schema.id", ConfigType::Int, "-1"),
-    ("use.schema.guid", ConfigType::String, ""),
-    ("id.compatibility.strict", ConfigType::Boolean, "true"),
-    ("propagate.schema.tags", ConfigType::Boolean, "false"),
-    (
-        "latest.compatibility.strict.check",
-        ConfigType::Boolean,
-        "false",
-    ),
-    ("use.latest.with.metadata", ConfigType::String, ""),
-    ("generalized.sum.type.support", ConfigType::Boolean, "false"),
-    ("ignore.default.for.nullables", ConfigType::Boolean, "false"),
-    ("bearer.auth.credentials.source", ConfigType::String, ""),
-    ("bearer.auth.token", ConfigType::Password, ""),
-    ("proxy.host", ConfigType::String, ""),
-    ("proxy.port", ConfigType::Int, "-1"),
-    ("context.name.strategy", ConfigType::Class, ""),
-    ("schema.reflection", ConfigType::Boolean, "false"),
-    ("specific.avro.reader", ConfigType::Boolean, "false"),
-    ("avro.reflection.allow.null", ConfigType::Boolean, "false"),
-    (
-        "avro.use.logical.type.converters",
-        ConfigType::Boolean,
-        "false",
-    ),
-    ("schema.backup.enabled", ConfigType::Boolean, "false"),
-    ("rule.executors", ConfigType::List, ""),
-    ("rule.actions", ConfigType::List, ""),
-    ("key.schema.id.serializer", ConfigType::Class, ""),
-    ("value.schema.id.serializer", ConfigType::Class, ""),
-    ("key.schema.id.deserializer", ConfigType::Class, ""),
-    ("value.schema.id.deserializer", ConfigType::Class, ""),
-    ("schema.registry.ssl.key.password", ConfigType::Password, ""),
-    (
-        "schema.registry.ssl.keystore.password",
-        ConfigType::Password,
-        "",
-    ),
-    (
-        "schema.registry.ssl.truststore.password",
-        ConfigType::Password,
-        "",
-    ),
+/// The converter a configuration is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `io.confluent.connect.avro.AvroConverter`.
+    Avro,
+    /// `io.confluent.connect.json.JsonSchemaConverter`.
+    JsonSchema,
+    /// `io.confluent.connect.protobuf.ProtobufConverter` (its data keys are defined by
+    /// [`crate::protobuf::converter::protobuf_config_def`]).
+    Protobuf,
+}
+
+/// The converters a key of [`CONFLUENT_KEYS`] belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// `AbstractKafkaSchemaSerDeConfig` (and the like): every converter.
+    All,
+    Avro,
+    Json,
+    Proto,
+}
+
+impl Scope {
+    fn includes(self, format: Format) -> bool {
+        match self {
+            Scope::All => true,
+            Scope::Avro => format == Format::Avro,
+            Scope::Json => format == Format::JsonSchema,
+            Scope::Proto => format == Format::Protobuf,
+        }
+    }
+}
+
+/// What this worker does with a key of [`CONFLUENT_KEYS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Handling {
+    /// Not implemented: a validation error naming it unless it keeps its default.
+    Refused,
+    /// Accepted whatever its value: Confluent's converter does not use it either (its serializer
+    /// and deserializer read it for Java objects, which a converter never hands over).
+    Unused,
+}
+
+use Handling::{Refused, Unused};
+use Scope::{All, Avro, Json, Proto};
+
+/// Confluent keys that are not implemented here: name, type, default, converters, handling.
+/// (The implemented ones are defined in [`format_config_def`].)
+#[rustfmt::skip]
+const CONFLUENT_KEYS: &[(&str, ConfigType, &str, Scope, Handling)] = &[
+    ("normalize.schemas", ConfigType::Boolean, "false", All, Refused),
+    ("use.schema.id", ConfigType::Int, "-1", All, Refused),
+    ("use.schema.guid", ConfigType::String, "", All, Refused),
+    ("id.compatibility.strict", ConfigType::Boolean, "true", All, Refused),
+    ("propagate.schema.tags", ConfigType::Boolean, "false", All, Refused),
+    ("latest.compatibility.strict.check", ConfigType::Boolean, "false", All, Refused),
+    ("use.latest.with.metadata", ConfigType::String, "", All, Refused),
+    ("bearer.auth.credentials.source", ConfigType::String, "", All, Refused),
+    ("bearer.auth.token", ConfigType::Password, "", All, Refused),
+    ("proxy.host", ConfigType::String, "", All, Refused),
+    ("proxy.port", ConfigType::Int, "-1", All, Refused),
+    ("context.name.strategy", ConfigType::Class, "", All, Refused),
+    ("schema.reflection", ConfigType::Boolean, "false", All, Refused),
+    ("schema.backup.enabled", ConfigType::Boolean, "false", All, Refused),
+    ("rule.executors", ConfigType::List, "", All, Refused),
+    ("rule.actions", ConfigType::List, "", All, Refused),
+    ("key.schema.id.serializer", ConfigType::Class, "", All, Refused),
+    ("value.schema.id.serializer", ConfigType::Class, "", All, Refused),
+    ("key.schema.id.deserializer", ConfigType::Class, "", All, Refused),
+    ("value.schema.id.deserializer", ConfigType::Class, "", All, Refused),
+    ("schema.registry.ssl.key.password", ConfigType::Password, "", All, Refused),
+    ("schema.registry.ssl.keystore.password", ConfigType::Password, "", All, Refused),
+    ("schema.registry.ssl.truststore.password", ConfigType::Password, "", All, Refused),
+    // AvroDataConfig and the Avro serdes.
+    (GENERALIZED_SUM_TYPE_SUPPORT, ConfigType::Boolean, "false", Avro, Refused),
+    (IGNORE_DEFAULT_FOR_NULLABLES, ConfigType::Boolean, "false", Avro, Refused),
+    ("specific.avro.reader", ConfigType::Boolean, "false", Avro, Refused),
+    ("avro.reflection.allow.null", ConfigType::Boolean, "false", Avro, Refused),
+    ("avro.use.logical.type.converters", ConfigType::Boolean, "false", Avro, Refused),
+    // JsonSchemaDataConfig and the JSON Schema serdes.
+    ("ignore.modern.dialects", ConfigType::Boolean, "false", Json, Refused),
+    ("preserve.additional.properties", ConfigType::Boolean, "false", Json, Refused),
+    ("json.fail.invalid.schema", ConfigType::Boolean, "false", Json, Refused),
+    ("json.indent.output", ConfigType::Boolean, "false", Json, Refused),
+    ("json.default.property.inclusion", ConfigType::String, "", Json, Refused),
+    ("validation.rules.execution", ConfigType::String, "DISABLED", Json, Refused),
     // KafkaProtobufSerializerConfig's (references are never registered: the converter's
     // schemas import only the known types, which Confluent skips too).
-    ("reference.lookup.only", ConfigType::Boolean, "false"),
-    ("skip.known.types", ConfigType::Boolean, "true"),
-    (
-        "reference.subject.name.strategy",
-        ConfigType::Class,
-        "io.confluent.kafka.serializers.subject.DefaultReferenceSubjectNameStrategy",
-    ),
-    ("validation.rules.execution", ConfigType::String, "DISABLED"),
+    ("reference.lookup.only", ConfigType::Boolean, "false", Proto, Refused),
+    ("skip.known.types", ConfigType::Boolean, "true", Proto, Refused),
+    ("reference.subject.name.strategy", ConfigType::Class, "io.confluent.kafka.serializers.subject.DefaultReferenceSubjectNameStrategy", Proto, Refused),
+    ("validation.rules.execution", ConfigType::String, "DISABLED", Proto, Refused),
+    ("json.validate.before.domain.rules", ConfigType::Boolean, "false", Json, Unused),
+    ("json.fail.unknown.properties", ConfigType::Boolean, "true", Json, Unused),
+    ("json.oneof.for.nullables", ConfigType::Boolean, "true", Json, Unused),
+    ("json.write.dates.iso8601", ConfigType::Boolean, "false", Json, Unused),
+    ("json.schema.spec.version", ConfigType::String, "draft_7", Json, Unused),
+    ("json.schema.scan.packages", ConfigType::List, "", Json, Unused),
+    ("json.envelope.detection", ConfigType::Boolean, "true", Json, Unused),
+    ("json.key.type", ConfigType::Class, "java.lang.Object", Json, Unused),
+    ("json.value.type", ConfigType::Class, "java.lang.Object", Json, Unused),
+    ("type.property", ConfigType::String, "javaType", Json, Unused),
+    ("json.type.allowed.packages", ConfigType::List, "*", Json, Unused),
 ];
 
 fn not_implemented(
@@ -136,8 +192,22 @@ fn key(name: &str, t: ConfigType, doc: &str) -> ConfigKey {
     ConfigKey::new(name, t, Importance::Medium, doc)
 }
 
-/// The keys every registry converter takes (Avro's data keys included when `avro`).
+/// The keys of the Avro converter (`avro`), or those every registry converter takes.
 pub fn config_def(avro: bool) -> ConfigDef {
+    if avro {
+        format_config_def(Format::Avro)
+    } else {
+        shared_config_def(None)
+    }
+}
+
+/// Every key of the `format` converter.
+pub fn format_config_def(format: Format) -> ConfigDef {
+    shared_config_def(Some(format))
+}
+
+/// The shared keys, and `format`'s own.
+fn shared_config_def(format: Option<Format>) -> ConfigDef {
     let strategy = |name: &str| {
         key(
             name,
@@ -201,37 +271,71 @@ pub fn config_def(avro: bool) -> ConfigDef {
         .define(key(SSL_KEYSTORE_LOCATION, ConfigType::String, "The location of the key store file (PEM: key and certificate chain).").default_null())
         .define(key(SSL_KEYSTORE_KEY, ConfigType::Password, "The private key in PEM format.").default_null())
         .define(key(SSL_KEYSTORE_CERTIFICATE_CHAIN, ConfigType::Password, "The certificate chain in PEM format.").default_null());
-    for (name, t, default) in NOT_IMPLEMENTED {
-        let mut k = key(
-            name,
-            *t,
-            "Not supported by this worker: must keep its default.",
-        );
+    for (name, t, default, scope, handling) in CONFLUENT_KEYS {
+        let included = match format {
+            Some(f) => scope.includes(f),
+            None => *scope == Scope::All,
+        };
+        if !included {
+            continue;
+        }
+        let doc = match handling {
+            Refused => "Not supported by this worker: must keep its default.",
+            Unused => {
+                "Accepted and unused: Confluent's converter does not use it either (it concerns serializing Java objects)."
+            }
+        };
+        let mut k = key(name, *t, doc);
         k = if default.is_empty() && !matches!(t, ConfigType::List) {
             k.default_null()
         } else {
-            match t {
-                ConfigType::Boolean => k.default_value(*default == "true"),
-                ConfigType::Int => k.default_value(default.parse::<i32>().unwrap_or(-1)),
-                _ => k.default_value(*default),
-            }
+            k.default_value(*default)
         };
-        def = def.define(k.validator(not_implemented(name, default)));
+        if *handling == Refused {
+            k = k.validator(not_implemented(name, default));
+        }
+        def = def.define(k);
     }
-    if avro {
-        let flag = |name: &str, default: bool, doc: &str| {
-            key(name, ConfigType::Boolean, doc).default_value(default)
-        };
-        def = def
-            .define(key(SCHEMAS_CACHE_SIZE, ConfigType::Int, "Size of the converted schemas cache").default_value(1000))
+    let Some(format) = format else {
+        return def;
+    };
+    let flag = |name: &str, default: bool, doc: &str| {
+        key(name, ConfigType::Boolean, doc).default_value(default)
+    };
+    def = def.define(
+        key(
+            SCHEMAS_CACHE_SIZE,
+            ConfigType::Int,
+            "Size of the converted schemas cache",
+        )
+        .default_value(1000),
+    );
+    if format != Format::Protobuf {
+        def = def.define(flag(
+            FLATTEN_SINGLETON_UNIONS,
+            true,
+            "Whether to flatten singleton unions.",
+        ));
+    }
+    match format {
+        Format::Avro => def
             .define(flag(ENHANCED_AVRO_SCHEMA_SUPPORT, false, "Enable enhanced schema support to preserve package information and Enums."))
             .define(flag(CONNECT_META_DATA, true, "Allow the Connect converter to add its metadata to the output schema."))
             .define(flag(SCRUB_INVALID_NAMES, false, "Whether to scrub invalid names by replacing invalid characters with valid characters."))
             .define(flag(DISCARD_TYPE_DOC_DEFAULT, false, "Only use the field-level doc and default in Avro and discard the type-level ones."))
-            .define(flag(ALLOW_OPTIONAL_MAP_KEYS, false, "Allow optional string map key when converting from Connect Schema to Avro Schema."))
-            .define(flag(FLATTEN_SINGLETON_UNIONS, true, "Whether to flatten singleton unions."));
+            .define(flag(ALLOW_OPTIONAL_MAP_KEYS, false, "Allow optional string map key when converting from Connect Schema to Avro Schema.")),
+        Format::JsonSchema => def
+            .define(flag(OBJECT_ADDITIONAL_PROPERTIES, true, "Whether to allow additional properties for object schemas."))
+            .define(flag(USE_OPTIONAL_FOR_NON_REQUIRED, false, "Whether to set non-required properties to be optional."))
+            .define(
+                key(DECIMAL_FORMAT, ConfigType::String, "Controls which format this converter will serialize decimals in. This value is case insensitive and can be either 'BASE64' (default) or 'NUMERIC'")
+                    .default_value("BASE64")
+                    .validator(validators::one_of_case_insensitive(&["BASE64", "NUMERIC"])),
+            )
+            .define(flag(GENERALIZED_SUM_TYPE_SUPPORT, false, "Toggle for enabling/disabling generalized sum type support: interoperability of enum/union with other schema formats"))
+            .define(flag(IGNORE_DEFAULT_FOR_NULLABLES, false, "Whether to ignore the default for nullable fields when the value is null")),
+        Format::Protobuf => def,
     }
-    def
 }
 
 /// What a converter is configured with.
@@ -244,6 +348,7 @@ pub struct RegistryConverterConfig {
     pub subject_strategy: SubjectNameStrategy,
     pub schemas_cache_size: usize,
     pub avro: AvroDataConfig,
+    pub json: JsonSchemaDataConfig,
 }
 
 fn read_file(key: &str, path: &str) -> Result<Vec<u8>> {
@@ -253,11 +358,16 @@ fn read_file(key: &str, path: &str) -> Result<Vec<u8>> {
 impl RegistryConverterConfig {
     /// Parses a converter's sub-config (`value.converter.` removed) with [`config_def`].
     pub fn parse(props: &ConfigMap, is_key: bool, avro: bool) -> Result<Self> {
-        Self::parse_with(props, is_key, config_def(avro))
+        Self::parse_with(config_def(avro), props, is_key)
+    }
+
+    /// Parses the `format` converter's sub-config with [`format_config_def`].
+    pub fn parse_for(props: &ConfigMap, is_key: bool, format: Format) -> Result<Self> {
+        Self::parse_with(format_config_def(format), props, is_key)
     }
 
     /// Parses with a converter's own definition (the shared keys and its format's keys).
-    pub fn parse_with(props: &ConfigMap, is_key: bool, def: ConfigDef) -> Result<Self> {
+    pub fn parse_with(def: ConfigDef, props: &ConfigMap, is_key: bool) -> Result<Self> {
         let parsed: ParsedConfig = def.parse(props)?;
         // Keys Confluent's converter does not define either: it ignores them; say so once.
         for k in props.keys() {
@@ -394,6 +504,21 @@ impl RegistryConverterConfig {
                 flatten_singleton_unions: flag(FLATTEN_SINGLETON_UNIONS, true),
                 ignore_default_for_nullables: false,
             },
+            json: JsonSchemaDataConfig {
+                allow_additional_properties: flag(OBJECT_ADDITIONAL_PROPERTIES, true),
+                use_optional_for_non_required: flag(USE_OPTIONAL_FOR_NON_REQUIRED, false),
+                decimal_format: if parsed
+                    .string(DECIMAL_FORMAT)
+                    .is_some_and(|f| f.eq_ignore_ascii_case("NUMERIC"))
+                {
+                    DecimalFormat::Numeric
+                } else {
+                    DecimalFormat::Base64
+                },
+                flatten_singleton_unions: flag(FLATTEN_SINGLETON_UNIONS, true),
+                generalized_sum_type_support: flag(GENERALIZED_SUM_TYPE_SUPPORT, false),
+                ignore_default_for_nullables: flag(IGNORE_DEFAULT_FOR_NULLABLES, false),
+            },
         })
     }
 }
@@ -448,5 +573,81 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains(VALUE_SUBJECT_NAME_STRATEGY), "{e}");
+    }
+
+    /// One table, per converter: JSON Schema's own keys are implemented, refused or unused there
+    /// and unknown to Avro (and the other way round); the shared ones are the same for both.
+    #[test]
+    fn each_converter_has_its_own_keys() {
+        let base = (SCHEMA_REGISTRY_URL, "http://h:1");
+        let json = |pairs: &[(&str, &str)]| {
+            let mut all = vec![base];
+            all.extend_from_slice(pairs);
+            RegistryConverterConfig::parse_for(&props(&all), false, Format::JsonSchema)
+        };
+        let c = json(&[
+            (DECIMAL_FORMAT, "numeric"),
+            (OBJECT_ADDITIONAL_PROPERTIES, "false"),
+            (USE_OPTIONAL_FOR_NON_REQUIRED, "true"),
+            (GENERALIZED_SUM_TYPE_SUPPORT, "true"),
+            (IGNORE_DEFAULT_FOR_NULLABLES, "true"),
+            (FLATTEN_SINGLETON_UNIONS, "false"),
+            (SCHEMAS_CACHE_SIZE, "5"),
+            // Unused by Confluent's converter too: any value.
+            ("json.oneof.for.nullables", "false"),
+            ("json.write.dates.iso8601", "true"),
+            ("json.fail.unknown.properties", "false"),
+            ("json.value.type", "com.example.Pojo"),
+        ])
+        .unwrap();
+        assert_eq!(c.json.decimal_format, DecimalFormat::Numeric);
+        assert!(!c.json.allow_additional_properties);
+        assert!(c.json.use_optional_for_non_required);
+        assert!(c.json.generalized_sum_type_support);
+        assert!(c.json.ignore_default_for_nullables);
+        assert!(!c.json.flatten_singleton_unions);
+        assert_eq!(c.schemas_cache_size, 5);
+        assert_eq!(json(&[]).unwrap().json, JsonSchemaDataConfig::default());
+        for (k, v) in [
+            ("json.fail.invalid.schema", "true"),
+            ("json.indent.output", "true"),
+            ("ignore.modern.dialects", "true"),
+            ("preserve.additional.properties", "true"),
+            ("validation.rules.execution", "AFTER_DOMAIN_RULES"),
+            ("normalize.schemas", "true"),
+        ] {
+            let e = json(&[(k, v)]).unwrap_err();
+            assert!(e.to_string().contains(k), "{e}");
+            assert!(
+                json(&[(
+                    k,
+                    if v == "AFTER_DOMAIN_RULES" {
+                        "DISABLED"
+                    } else {
+                        "false"
+                    }
+                )])
+                .is_ok()
+            );
+        }
+        assert!(json(&[(DECIMAL_FORMAT, "HEX")]).is_err());
+        // Avro: its keys as before; JSON Schema's are not its own.
+        let avro = config_def(true);
+        assert!(
+            avro.key(CONNECT_META_DATA).is_some() && avro.key(FLATTEN_SINGLETON_UNIONS).is_some()
+        );
+        assert!(
+            avro.key(DECIMAL_FORMAT).is_none() && avro.key("json.fail.invalid.schema").is_none()
+        );
+        let e = RegistryConverterConfig::parse(
+            &props(&[base, (GENERALIZED_SUM_TYPE_SUPPORT, "true")]),
+            false,
+            true,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains(GENERALIZED_SUM_TYPE_SUPPORT), "{e}");
+        let js = format_config_def(Format::JsonSchema);
+        assert!(js.key(CONNECT_META_DATA).is_none() && js.key("specific.avro.reader").is_none());
+        assert!(config_def(false).key(SCHEMAS_CACHE_SIZE).is_none());
     }
 }

@@ -1,13 +1,16 @@
 //! Converters that keep schemas in a Schema Registry and write the registry wire format
 //! (magic byte 0, 4-byte schema id, payload), under the class names users configure:
 //! `io.confluent.connect.avro.AvroConverter`, `io.confluent.connect.protobuf.ProtobufConverter`
-//! ([`protobuf`]), and Apicurio's
-//! `io.apicurio.registry.utils.converter.AvroConverter` with Apicurio's keys ([`apicurio`]).
+//! ([`protobuf`]), `io.confluent.connect.json.JsonSchemaConverter` ([`json_schema`]), and
+//! Apicurio's `io.apicurio.registry.utils.converter.AvroConverter` with Apicurio's keys
+//! ([`apicurio`]).
 //!
 //! ```text
 //!   lib (plugins, install) ─▶ avro::converter ─▶ avro::{data, codec, compat, schema}
-//!                                  │
-//!                                  └▶ config ─▶ client (HTTP, caches), subject, wire
+//!                        │         │
+//!                        │         └▶ config ─▶ client (HTTP, caches), subject, wire
+//!                        └▶ json_schema::converter ─▶ json_schema::{data, schema, json}
+//!                                  └▶ config ─▶ client, subject, wire
 //! ```
 //!
 //! The worker installs them into `connect_api`'s converter lookup at start-up ([`install`]),
@@ -18,6 +21,7 @@ pub mod apicurio;
 pub mod avro;
 pub mod client;
 pub mod config;
+pub mod json_schema;
 pub mod protobuf;
 pub mod subject;
 pub mod wire;
@@ -38,6 +42,10 @@ pub fn converter_plugins() -> Vec<ConverterPlugin> {
         ConverterPlugin {
             class: protobuf::converter::CONFLUENT_PROTOBUF_CONVERTER,
             new: || Box::new(protobuf::converter::ProtobufConverter::default()),
+        },
+        ConverterPlugin {
+            class: json_schema::converter::CONFLUENT_JSON_SCHEMA_CONVERTER,
+            new: || Box::new(json_schema::converter::JsonSchemaConverter::default()),
         },
     ]
 }

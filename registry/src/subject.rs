@@ -34,6 +34,15 @@ impl SubjectNameStrategy {
         })
     }
 
+    /// The Java class name.
+    pub fn class(self) -> &'static str {
+        match self {
+            Self::TopicName => TOPIC_NAME_STRATEGY,
+            Self::RecordName => RECORD_NAME_STRATEGY,
+            Self::TopicRecordName => TOPIC_RECORD_NAME_STRATEGY,
+        }
+    }
+
     /// The subject for `topic`; `record_name` is the schema's name (a record's full name, a
     /// primitive's type name), as Confluent's `ParsedSchema.name()`.
     pub fn subject(self, topic: &str, is_key: bool, record_name: &str) -> String {

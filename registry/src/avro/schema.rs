@@ -339,7 +339,7 @@ impl Names {
 /// `s` as a JSON string the way Jackson writes it: `\"`, `\\`, `\b`, `\t`, `\n`, `\f`, `\r`,
 /// other control characters as `\u00XX` with upper-case hex (serde_json writes lower case), and
 /// everything else as is.
-fn push_str(out: &mut String, s: &str) {
+pub(crate) fn push_str(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {

@@ -48,7 +48,7 @@ pub fn protobuf_config_def() -> ConfigDef {
     let flag = |name: &str, default: bool, doc: &str| {
         ConfigKey::new(name, ConfigType::Boolean, Importance::Medium, doc).default_value(default)
     };
-    config::config_def(false)
+    config::format_config_def(config::Format::Protobuf)
         .define(
             ConfigKey::new(
                 config::SCHEMAS_CACHE_SIZE,
@@ -264,7 +264,7 @@ impl ProtobufConverter {
 
 impl Converter for ProtobufConverter {
     fn configure(&mut self, props: &ConfigMap, is_key: bool) -> Result<()> {
-        let config = RegistryConverterConfig::parse_with(props, is_key, protobuf_config_def())?;
+        let config = RegistryConverterConfig::parse_with(protobuf_config_def(), props, is_key)?;
         if config.use_latest_version {
             return Err(ConnectError::invalid_value(
                 config::USE_LATEST_VERSION,
