@@ -24,6 +24,12 @@
 #   the alias "VerifiableSource" resolves to) are compiled with javac against the jars into
 #   .local/apache-connect/bench-classes and put on the classpath too; APACHE_CONNECT_PLUGINS is
 #   then optional.
+#   With APACHE_CONNECT_APICURIO_CONVERTER=1, Apicurio Registry's Kafka Connect converters
+#   (io.apicurio.registry.utils.converter.AvroConverter, 2.6.13.Final: Maven Central has no 3.x
+#   jar) and their runtime dependencies are fetched once (tests/apache/apicurio/pom.xml) into
+#   .local/apache-connect/plugins/apicurio-converter, and the worker gets
+#   plugin.path=.local/apache-connect/plugins: an isolated plugin, as users install it
+#   (tests/src/bin/avro_bench.rs).
 # - Worker: ConnectDistributed against $KAFKA_BOOTSTRAP_SERVERS (default 127.0.0.1:39092, the
 #   shared local cluster of deploy/kafka.sh) with a random group id and random internal topics,
 #   REST on 127.0.0.1:$APACHE_CONNECT_PORT (default 38083), the generated worker.properties and
@@ -94,6 +100,18 @@ bench_plugin() {
   classes=$out${classes:+:$classes}
 }
 
+# Apicurio's converter as a plugin directory under $home/plugins, fetched once.
+apicurio_plugin() {
+  local out=$home/plugins/apicurio-converter
+  [ -f "$out/.complete" ] && return 0
+  command -v mvn >/dev/null || { echo "apache-connect.sh: mvn is required" >&2; exit 1; }
+  echo "apache-connect.sh: fetching Apicurio's converter into $out" >&2
+  rm -rf "$out"; mkdir -p "$out"
+  mvn -q -B -f "$here/apicurio/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+    -DoutputDirectory="$out" >&2
+  touch "$out/.complete"
+}
+
 pid() { cat "$run/pid" 2>/dev/null || true; }
 alive() { local p; p=$(pid); [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
 
@@ -143,6 +161,10 @@ rest.advertised.host.name=127.0.0.1
 rest.advertised.port=$port
 scheduled.rebalance.max.delay.ms=0
 EOF
+  fi
+  if [ "${APACHE_CONNECT_APICURIO_CONVERTER:-0}" = 1 ]; then
+    apicurio_plugin
+    echo "plugin.path=$home/plugins" >> "$run/worker.properties"
   fi
   if [ -n "${APACHE_CONNECT_WORKER_PROPS:-}" ]; then
     printf '%s\n' "$APACHE_CONNECT_WORKER_PROPS" >> "$run/worker.properties"

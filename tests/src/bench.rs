@@ -38,6 +38,12 @@ pub struct ApacheWorker {
 /// Starts Apache's worker with `exactly.once.source.support=support` and `extra` worker
 /// properties (one `key=value` per line).
 pub fn apache_start(support: &str, extra: &str) -> ApacheWorker {
+    apache_start_with(support, extra, &[])
+}
+
+/// [`apache_start`] with more environment for apache-connect.sh (e.g.
+/// `APACHE_CONNECT_APICURIO_CONVERTER=1`).
+pub fn apache_start_with(support: &str, extra: &str, env: &[(&str, &str)]) -> ApacheWorker {
     let script = root().join("tests/apache/apache-connect.sh");
     let status = Command::new(&script).arg("status").output().unwrap();
     assert!(
@@ -58,6 +64,7 @@ pub fn apache_start(support: &str, extra: &str) -> ApacheWorker {
         .env("APACHE_CONNECT_HEAP_OPTS", heap)
         .env("APACHE_CONNECT_JVM_OPTS", jvm)
         .env("KAFKA_BOOTSTRAP_SERVERS", kafka::bootstrap_servers())
+        .envs(env.iter().copied())
         .stderr(Stdio::inherit())
         .output()
         .expect("run tests/apache/apache-connect.sh start");

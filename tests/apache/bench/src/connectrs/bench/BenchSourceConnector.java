@@ -1,10 +1,14 @@
 // A source connector for the side-by-side benchmark (tests/src/bin/side_by_side.rs), written for
 // this project: Apache's own test plugins are not served by Maven Central. Its records have the
 // shape of the verifiable source's (ours: connectors/src/verifiable/source.rs): key INT32 = the
-// task id, value INT64 = the seqno, source partition {"id": <task>}, offset {"seqno": <n>}.
+// task id, value INT64 = the seqno, source partition {"id": <task>}, offset {"seqno": <n>}; with
+// complete.record.data=true the value is the verifiable source's struct instead (name, task,
+// topic, time_ms, seqno: Apache's VerifiableSourceTask.COMPLETE_VALUE_SCHEMA), for the Avro
+// benchmark (tests/src/bin/avro_bench.rs).
 //
 // Config: topic, batch.size (records per poll), max.records (per task, -1 = unlimited),
-// throughput (records per second per task, -1 = unthrottled); `id` is set per task.
+// throughput (records per second per task, -1 = unthrottled), complete.record.data (default
+// false); `id` is set per task.
 package connectrs.bench;
 
 import java.util.ArrayList;
@@ -26,6 +30,7 @@ public class BenchSourceConnector extends SourceConnector {
     static final String BATCH_SIZE = "batch.size";
     static final String MAX_RECORDS = "max.records";
     static final String THROUGHPUT = "throughput";
+    static final String COMPLETE_RECORD_DATA = "complete.record.data";
     static final String ID = "id";
 
     static final ConfigDef CONFIG_DEF = new ConfigDef()
@@ -36,7 +41,9 @@ public class BenchSourceConnector extends SourceConnector {
         .define(MAX_RECORDS, Type.LONG, -1L, Importance.MEDIUM,
             "Records per task (seqnos 0 .. max.records - 1); -1 means no end. Afterwards polls return nothing.")
         .define(THROUGHPUT, Type.LONG, -1L, Importance.HIGH,
-            "Records per second per task at most; -1 (any value below 1) means unthrottled.");
+            "Records per second per task at most; -1 (any value below 1) means unthrottled.")
+        .define(COMPLETE_RECORD_DATA, Type.BOOLEAN, false, Importance.MEDIUM,
+            "Values are the verifiable source's struct (name, task, topic, time_ms, seqno) instead of the seqno.");
 
     private Map<String, String> props;
 

@@ -1,5 +1,7 @@
 // The task of BenchSourceConnector: emits seqnos 0, 1, 2, ... for partition {"id": <task id>},
-// batch.size records per poll, from the stored offset's seqno + 1 on a restart.
+// batch.size records per poll, from the stored offset's seqno + 1 on a restart; with
+// complete.record.data=true each value is a struct of COMPLETE_VALUE_SCHEMA (the connector's
+// name, the task id, the topic, the time in ms, the seqno), as Apache's verifiable source writes.
 package connectrs.bench;
 
 import java.util.ArrayList;
@@ -9,6 +11,8 @@ import java.util.Map;
 
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.connect.data.Schema;
+import org.apache.kafka.connect.data.SchemaBuilder;
+import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.apache.kafka.connect.source.SourceTask;
 
@@ -17,12 +21,22 @@ public class BenchSourceTask extends SourceTask {
     static final String SEQNO_FIELD = "seqno";
     /** How long a task past max.records waits per poll, so the worker's loop idles. */
     static final long IDLE_POLL_MS = 100;
+    /** Apache's VerifiableSourceTask.COMPLETE_VALUE_SCHEMA. */
+    static final Schema COMPLETE_VALUE_SCHEMA = SchemaBuilder.struct()
+        .field("name", Schema.STRING_SCHEMA)
+        .field("task", Schema.INT32_SCHEMA)
+        .field("topic", Schema.STRING_SCHEMA)
+        .field("time_ms", Schema.INT64_SCHEMA)
+        .field("seqno", Schema.INT64_SCHEMA)
+        .build();
 
     private String topic;
     private int id;
     private int batchSize;
     private long maxRecords;
     private long throughput;
+    private boolean completeRecordData;
+    private String name;
     private Map<String, Integer> partition;
     private long seqno;
     private long startingSeqno;
@@ -40,6 +54,8 @@ public class BenchSourceTask extends SourceTask {
         batchSize = config.getInt(BenchSourceConnector.BATCH_SIZE);
         maxRecords = config.getLong(BenchSourceConnector.MAX_RECORDS);
         throughput = config.getLong(BenchSourceConnector.THROUGHPUT);
+        completeRecordData = config.getBoolean(BenchSourceConnector.COMPLETE_RECORD_DATA);
+        name = props.getOrDefault("name", "");
         id = Integer.parseInt(props.get(BenchSourceConnector.ID));
         partition = Collections.singletonMap(ID_FIELD, id);
         Map<String, Object> offset = context.offsetStorageReader().offset(partition);
@@ -72,8 +88,20 @@ public class BenchSourceTask extends SourceTask {
         }
         List<SourceRecord> batch = new ArrayList<>((int) n);
         for (long i = 0; i < n; i++) {
-            batch.add(new SourceRecord(partition, Collections.singletonMap(SEQNO_FIELD, seqno), topic,
-                Schema.INT32_SCHEMA, id, Schema.INT64_SCHEMA, seqno));
+            Map<String, Long> offset = Collections.singletonMap(SEQNO_FIELD, seqno);
+            if (completeRecordData) {
+                Struct value = new Struct(COMPLETE_VALUE_SCHEMA)
+                    .put("name", name)
+                    .put("task", id)
+                    .put("topic", topic)
+                    .put("time_ms", System.currentTimeMillis())
+                    .put("seqno", seqno);
+                batch.add(new SourceRecord(partition, offset, topic, Schema.INT32_SCHEMA, id,
+                    COMPLETE_VALUE_SCHEMA, value));
+            } else {
+                batch.add(new SourceRecord(partition, offset, topic, Schema.INT32_SCHEMA, id,
+                    Schema.INT64_SCHEMA, seqno));
+            }
             seqno++;
         }
         return batch;
