@@ -147,11 +147,17 @@ pub fn encode(avro: &AvroSchema, schema: &Schema, value: &Value, out: &mut Vec<u
                     {
                         Some(cf) => cf,
                         None => {
-                            return Err(data_err(format!(
-                                "Field {} of Avro record {} is not in the Connect struct",
-                                f.name,
-                                name.full()
-                            )));
+                            // A field of the writer's schema (the subject's latest) the record
+                            // does not have: its default, as a reader of the older schema sees it.
+                            let Some(default) = &f.default else {
+                                return Err(data_err(format!(
+                                    "Field {} of Avro record {} is not in the Connect struct and has no default",
+                                    f.name,
+                                    name.full()
+                                )));
+                            };
+                            encode_default(&f.schema, default, out)?;
+                            continue;
                         }
                     },
                 };
@@ -160,6 +166,78 @@ pub fn encode(avro: &AvroSchema, schema: &Schema, value: &Value, out: &mut Vec<u
             }
         }
         _ => return Err(mismatch()),
+    }
+    Ok(())
+}
+
+/// Encodes a JSON default (Avro's JSON form: a union's default is of its first branch, bytes
+/// and fixed are ISO-8859-1 strings).
+fn encode_default(avro: &AvroSchema, json: &serde_json::Value, out: &mut Vec<u8>) -> Result<()> {
+    use serde_json::Value as J;
+    let bad = || {
+        data_err(format!(
+            "Invalid default {json} for Avro {}",
+            avro.type_name()
+        ))
+    };
+    let latin1 = |s: &str| -> Result<Vec<u8>> {
+        s.chars()
+            .map(|c| u8::try_from(u32::from(c)).map_err(|_| bad()))
+            .collect()
+    };
+    match (&avro.kind, json) {
+        (Kind::Null, J::Null) => {}
+        (Kind::Boolean, J::Bool(b)) => out.push(u8::from(*b)),
+        (Kind::Int | Kind::Long, J::Number(n)) => write_long(out, n.as_i64().ok_or_else(bad)?),
+        (Kind::Float, J::Number(n)) => {
+            out.extend_from_slice(&(n.as_f64().ok_or_else(bad)? as f32).to_le_bytes())
+        }
+        (Kind::Double, J::Number(n)) => {
+            out.extend_from_slice(&n.as_f64().ok_or_else(bad)?.to_le_bytes())
+        }
+        (Kind::String, J::String(s)) => write_bytes(out, s.as_bytes()),
+        (Kind::Bytes, J::String(s)) => write_bytes(out, &latin1(s)?),
+        (Kind::Fixed { size, .. }, J::String(s)) => {
+            let b = latin1(s)?;
+            if b.len() != *size {
+                return Err(bad());
+            }
+            out.extend_from_slice(&b);
+        }
+        (Kind::Enum { symbols, .. }, J::String(s)) => write_long(
+            out,
+            symbols.iter().position(|x| x == s).ok_or_else(bad)? as i64,
+        ),
+        (Kind::Array(items), J::Array(values)) => {
+            if !values.is_empty() {
+                write_long(out, values.len() as i64);
+                for v in values {
+                    encode_default(items, v, out)?;
+                }
+            }
+            write_long(out, 0);
+        }
+        (Kind::Map(values), J::Object(entries)) => {
+            if !entries.is_empty() {
+                write_long(out, entries.len() as i64);
+                for (k, v) in entries {
+                    write_bytes(out, k.as_bytes());
+                    encode_default(values, v, out)?;
+                }
+            }
+            write_long(out, 0);
+        }
+        (Kind::Record { fields, .. }, J::Object(o)) => {
+            for f in fields {
+                let v = o.get(&f.name).or(f.default.as_ref()).ok_or_else(bad)?;
+                encode_default(&f.schema, v, out)?;
+            }
+        }
+        (Kind::Union(branches), _) => {
+            write_long(out, 0);
+            encode_default(branches.first().ok_or_else(bad)?, json, out)?;
+        }
+        _ => return Err(bad()),
     }
     Ok(())
 }

@@ -46,6 +46,16 @@ struct State {
     ids: Mutex<HashMap<(String, String), (i32, Arc<Writer>)>>,
     /// id → the writer's Avro schema and its Connect schema.
     readers: Mutex<HashMap<i32, Arc<(AvroSchema, Schema)>>>,
+    /// The last record's topic, schema and id: a task writing one topic with one schema pays
+    /// no subject formatting and no hashing of the schema text per record.
+    last: Mutex<Option<LastWrite>>,
+}
+
+struct LastWrite {
+    topic: String,
+    ours: Arc<Writer>,
+    id: i32,
+    written: Arc<Writer>,
 }
 
 #[derive(Default)]
@@ -104,33 +114,47 @@ impl State {
     /// The id to write `w` under in `subject`, and the schema the bytes are written with (the
     /// subject's latest with `use.latest.version`).
     fn id_for(&self, subject: &str, w: &Arc<Writer>) -> Result<(i32, Arc<Writer>)> {
+        if self.config.use_latest_version {
+            return self.latest_for(subject, w);
+        }
         let key = (subject.to_owned(), w.text.clone());
         if let Some(hit) = lock(&self.ids).get(&key) {
             return Ok(hit.clone());
         }
-        let found = if self.config.use_latest_version {
-            let latest = self.client.latest(subject)?;
-            let avro = AvroSchema::parse(&latest.text)?;
-            if self.config.latest_compatibility_strict {
-                if let Err(why) = super::compat::can_read(&avro, &w.avro) {
-                    return Err(ConnectError::data(format!(
-                        "Error retrieving latest version of Avro schema: the latest schema of subject {subject} (id {}) cannot read the record's schema: {why}",
-                        latest.id
-                    )));
-                }
-            }
-            (
-                latest.id,
-                Arc::new(Writer {
-                    avro,
-                    text: latest.text.clone(),
-                }),
-            )
-        } else if self.config.auto_register {
-            (self.client.register(subject, "AVRO", &w.text)?, w.clone())
+        let id = if self.config.auto_register {
+            self.client.register(subject, "AVRO", &w.text)?
         } else {
-            (self.client.lookup(subject, "AVRO", &w.text)?, w.clone())
+            self.client.lookup(subject, "AVRO", &w.text)?
         };
+        let found = (id, w.clone());
+        lock(&self.ids).insert(key, found.clone());
+        Ok(found)
+    }
+
+    /// `use.latest.version`: the subject's latest schema (looked up again after
+    /// `latest.cache.ttl.sec`), checked once per latest id against the record's schema.
+    fn latest_for(&self, subject: &str, w: &Arc<Writer>) -> Result<(i32, Arc<Writer>)> {
+        let latest = self.client.latest(subject)?;
+        let key = (format!("{subject}\u{0}{}", latest.id), w.text.clone());
+        if let Some(hit) = lock(&self.ids).get(&key) {
+            return Ok(hit.clone());
+        }
+        let avro = AvroSchema::parse(&latest.text)?;
+        if self.config.latest_compatibility_strict {
+            if let Err(why) = super::compat::can_read(&avro, &w.avro) {
+                return Err(ConnectError::data(format!(
+                    "Error retrieving latest version of Avro schema: the latest schema of subject {subject} (id {}) cannot read the record's schema: {why}",
+                    latest.id
+                )));
+            }
+        }
+        let found = (
+            latest.id,
+            Arc::new(Writer {
+                avro,
+                text: latest.text.clone(),
+            }),
+        );
         lock(&self.ids).insert(key, found.clone());
         Ok(found)
     }
@@ -214,6 +238,7 @@ impl Converter for AvroConverter {
             to_avro: Mutex::default(),
             ids: Mutex::default(),
             readers: Mutex::default(),
+            last: Mutex::default(),
         });
         Ok(())
     }
@@ -237,12 +262,31 @@ impl Converter for AvroConverter {
             e.with_context(format!("Failed to serialize Avro data from topic {topic}"))
         };
         let w = state.writer_for(schema).map_err(fail)?;
-        let subject =
-            state
-                .config
-                .subject_strategy
-                .subject(topic, state.is_key, &record_name(&w.avro));
-        let (id, writer) = state.id_for(&subject, &w).map_err(fail)?;
+        // (Not with use.latest.version: the latest schema may change.)
+        let hit = lock(&state.last)
+            .as_ref()
+            .filter(|l| {
+                !state.config.use_latest_version && l.topic == topic && Arc::ptr_eq(&l.ours, &w)
+            })
+            .map(|l| (l.id, l.written.clone()));
+        let (id, writer) = match hit {
+            Some(hit) => hit,
+            None => {
+                let subject = state.config.subject_strategy.subject(
+                    topic,
+                    state.is_key,
+                    &record_name(&w.avro),
+                );
+                let (id, written) = state.id_for(&subject, &w).map_err(fail)?;
+                *lock(&state.last) = Some(LastWrite {
+                    topic: topic.to_owned(),
+                    ours: w.clone(),
+                    id,
+                    written: written.clone(),
+                });
+                (id, written)
+            }
+        };
         let mut out = Vec::with_capacity(64);
         wire::write_header(&mut out, id);
         if matches!(writer.avro.kind, Kind::Bytes) {
