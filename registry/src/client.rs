@@ -178,6 +178,26 @@ impl RegistryClient {
         })
     }
 
+    /// The client of these settings that converters of this process already use, or a new
+    /// one: the tasks of a worker share one thread and one cache per registry (Java gives each
+    /// converter its own), so a hundred tasks cost one client, and a schema is fetched once.
+    pub fn shared(settings: ClientSettings) -> Result<Arc<Self>> {
+        static CLIENTS: Mutex<Vec<(ClientSettings, std::sync::Weak<RegistryClient>)>> =
+            Mutex::new(Vec::new());
+        let mut clients = CLIENTS.lock().unwrap_or_else(|p| p.into_inner());
+        clients.retain(|(_, c)| c.strong_count() > 0);
+        if let Some(c) = clients
+            .iter()
+            .find(|(s, _)| *s == settings)
+            .and_then(|(_, c)| c.upgrade())
+        {
+            return Ok(c);
+        }
+        let client = Arc::new(RegistryClient::new(settings.clone())?);
+        clients.push((settings, Arc::downgrade(&client)));
+        Ok(client)
+    }
+
     pub fn urls(&self) -> &[String] {
         &self.settings.urls
     }
@@ -473,4 +493,31 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         cur = c.source();
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(url: &str) -> ClientSettings {
+        ClientSettings {
+            urls: vec![url.to_owned()],
+            user_info: None,
+            trust_pem: None,
+            identity_pem: None,
+            latest_ttl: None,
+        }
+    }
+
+    #[test]
+    fn converters_of_one_registry_share_a_client_while_they_live() {
+        let a = RegistryClient::shared(settings("http://r1:1")).unwrap();
+        let b = RegistryClient::shared(settings("http://r1:1")).unwrap();
+        let c = RegistryClient::shared(settings("http://r2:1")).unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(!Arc::ptr_eq(&a, &c));
+        let weak = Arc::downgrade(&a);
+        drop((a, b));
+        assert!(weak.upgrade().is_none(), "dropped with its last converter");
+    }
 }

@@ -229,7 +229,7 @@ impl Converter for AvroConverter {
         } else {
             RegistryConverterConfig::parse(config, is_key, true)?
         };
-        let client = Arc::new(RegistryClient::new(config.client.clone())?);
+        let client = RegistryClient::shared(config.client.clone())?;
         self.state = Some(State {
             client,
             data: AvroData::new(config.avro.clone()),

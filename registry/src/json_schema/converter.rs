@@ -225,7 +225,7 @@ impl Converter for JsonSchemaConverter {
                 "{USE_LATEST_VERSION}=true needs {LATEST_COMPATIBILITY_STRICT}=false with this worker's JsonSchemaConverter: the JSON Schema compatibility check Confluent's serializer runs first is not implemented"
             )));
         }
-        let client = Arc::new(RegistryClient::new(config.client.clone())?);
+        let client = RegistryClient::shared(config.client.clone())?;
         self.state = Some(State {
             client,
             data: JsonSchemaData::new(config.json.clone()),

@@ -273,7 +273,7 @@ impl Converter for ProtobufConverter {
             ));
         }
         let data = ProtobufData::new(data_config(props)?);
-        let client = Arc::new(RegistryClient::new(config.client.clone())?);
+        let client = RegistryClient::shared(config.client.clone())?;
         self.state = Some(State {
             client,
             data,
