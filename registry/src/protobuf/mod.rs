@@ -13,7 +13,9 @@
 //! # Connect schema → `.proto` (Confluent's `ProtobufData.fromConnectSchema`)
 //!
 //! The rules implemented, as read in Confluent's `ProtobufData`, `DynamicSchema` and
-//! `ProtobufSchema`/`ProtobufSchemaUtils` (the canonical text the serializer registers):
+//! `ProtobufSchema`/`ProtobufSchemaUtils` (the canonical text the serializer registers), and
+//! checked against Java's own texts and message bytes by `registry/tests/protobuf_golden.rs`
+//! (`tests/golden/registry/protobuf-data.jsonl`, from `tests/registry/capture-protobuf-golden.sh`):
 //!
 //! * The file is `syntax = "proto3";`, with `package <namespace>;` when the root schema's name
 //!   has dots (the part before the last dot; each part scrubbed with `scrub.invalid.names`).
@@ -23,7 +25,8 @@
 //! * A primitive root is the matching wrapper message of `google/protobuf/wrappers.proto`
 //!   (INT8/INT16/INT32 → `Int32Value`, INT64 → `Int64Value`, FLOAT32 → `FloatValue`, FLOAT64 →
 //!   `DoubleValue`, BOOLEAN → `BoolValue`, STRING → `StringValue`, BYTES → `BytesValue`), and
-//!   the registered text is that whole file as Java prints it; ARRAY and MAP roots are refused.
+//!   the registered text is that whole file as Java prints it from protobuf-java's descriptor
+//!   (each field with `[json_name = "value"]`); ARRAY and MAP roots are refused.
 //! * Field numbers: the `io.confluent.connect.protobuf.Tag` parameter of the field schema, else
 //!   1, 2, 3… counting only the fields without one. Field names are the Connect names.
 //! * Types: INT8, INT16 → `int32` with `[(confluent.field_meta) = { params: [{ key:

@@ -660,7 +660,8 @@ impl ProtoFile {
 }
 
 /// `google/protobuf/wrappers.proto` as Confluent's `ProtobufSchema` prints it from protobuf-java's
-/// descriptor (the text a primitive root registers).
+/// descriptor (the text a primitive root registers): protoc sets `json_name` on every field of
+/// that descriptor, and Java prints it as an option (`ProtobufSchemaUtils.toString`).
 pub const WRAPPERS_TEXT: &str = "syntax = \"proto3\";
 package google.protobuf;
 
@@ -673,30 +674,30 @@ option objc_class_prefix = \"GPB\";
 option csharp_namespace = \"Google.Protobuf.WellKnownTypes\";
 
 message DoubleValue {
-  double value = 1;
+  double value = 1 [json_name = \"value\"];
 }
 message FloatValue {
-  float value = 1;
+  float value = 1 [json_name = \"value\"];
 }
 message Int64Value {
-  int64 value = 1;
+  int64 value = 1 [json_name = \"value\"];
 }
 message UInt64Value {
-  uint64 value = 1;
+  uint64 value = 1 [json_name = \"value\"];
 }
 message Int32Value {
-  int32 value = 1;
+  int32 value = 1 [json_name = \"value\"];
 }
 message UInt32Value {
-  uint32 value = 1;
+  uint32 value = 1 [json_name = \"value\"];
 }
 message BoolValue {
-  bool value = 1;
+  bool value = 1 [json_name = \"value\"];
 }
 message StringValue {
-  string value = 1;
+  string value = 1 [json_name = \"value\"];
 }
 message BytesValue {
-  bytes value = 1;
+  bytes value = 1 [json_name = \"value\"];
 }
 ";
