@@ -81,6 +81,7 @@
 pub mod compile;
 pub mod converter;
 pub mod data;
+pub mod data_config;
 pub mod schema;
 
 #[cfg(test)]

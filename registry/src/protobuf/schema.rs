@@ -5,7 +5,7 @@ use connect_api::data::SchemaType;
 use connect_api::data::logical::{DATE_NAME, DECIMAL_NAME, TIME_NAME, TIMESTAMP_NAME};
 use connect_api::{ConnectError, Result, Schema};
 
-use super::data::ProtobufDataConfig;
+use super::data_config::ProtobufDataConfig;
 
 pub const NAMESPACE: &str = "io.confluent.connect.protobuf";
 pub const DEFAULT_SCHEMA_NAME: &str = "ConnectDefault";
