@@ -10,6 +10,8 @@
 //!
 //! Every failing check of every case is reported, with a diff, before the test fails.
 
+mod common;
+
 use std::fmt::Write as _;
 
 use connect_api::converter::JsonConverter;
@@ -102,35 +104,6 @@ fn sorted_maps(value: &Value) -> Value {
     }
 }
 
-/// A line diff (longest common subsequence) of two texts: `-` Java's, `+` ours.
-fn diff(java: &str, ours: &str) -> String {
-    let (a, b): (Vec<&str>, Vec<&str>) = (java.lines().collect(), ours.lines().collect());
-    let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for i in (0..a.len()).rev() {
-        for j in (0..b.len()).rev() {
-            lcs[i][j] = if a[i] == b[j] {
-                lcs[i + 1][j + 1] + 1
-            } else {
-                lcs[i + 1][j].max(lcs[i][j + 1])
-            };
-        }
-    }
-    let (mut i, mut j, mut out) = (0, 0, String::new());
-    while i < a.len() || j < b.len() {
-        if i < a.len() && j < b.len() && a[i] == b[j] {
-            let _ = writeln!(out, "   {}", a[i]);
-            (i, j) = (i + 1, j + 1);
-        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            let _ = writeln!(out, " + {}", b[j]);
-            j += 1;
-        } else {
-            let _ = writeln!(out, " - {}", a[i]);
-            i += 1;
-        }
-    }
-    out
-}
-
 /// An Avro schema text one property or type per line, for a readable diff.
 fn split_json(text: &str) -> String {
     text.replace(",\"", ",\n\"").replace('{', "{\n")
@@ -147,7 +120,11 @@ fn check(case: &Case) -> Vec<(&'static str, String)> {
         Ok(avro) if avro.to_json() == case.avro_schema => {}
         Ok(avro) => failures.push((
             "avro_schema",
-            diff(&split_json(&case.avro_schema), &split_json(&avro.to_json())),
+            common::diff(
+                &split_json(&case.avro_schema),
+                &split_json(&avro.to_json()),
+                false,
+            ),
         )),
         Err(e) => failures.push(("avro_schema", format!("error: {e}"))),
     }
@@ -182,7 +159,7 @@ fn check(case: &Case) -> Vec<(&'static str, String)> {
             );
             let ours = format!("{schema:#?}\n{:#?}", sorted_maps(&value));
             if java != ours {
-                failures.push(("connect_read", diff(&java, &ours)));
+                failures.push(("connect_read", common::diff(&java, &ours, false)));
             }
             if left != 0 {
                 failures.push(("connect_read", format!("{left} bytes left unread")));
@@ -195,51 +172,12 @@ fn check(case: &Case) -> Vec<(&'static str, String)> {
 
 #[test]
 fn avro_mapping_matches_java() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tests/golden/registry/avro-data.jsonl"
-    );
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let cases: Vec<Case> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(parse_case)
-        .collect();
-    assert!(cases.len() >= 25, "only {} cases in {path}", cases.len());
-
-    let mut report = String::new();
-    let mut failed = 0;
-    for case in &cases {
-        let failures = check(case);
-        for (check, detail) in &failures {
-            if KNOWN_DIFFERENCES
-                .iter()
-                .any(|(c, k, _)| *c == case.name && k == check)
-            {
-                continue;
-            }
-            failed += 1;
-            let _ = writeln!(report, "\n=== {} / {check}\n{detail}", case.name);
-        }
-        for (c, k, why) in KNOWN_DIFFERENCES {
-            if *c == case.name && !failures.iter().any(|(check, _)| check == k) {
-                failed += 1;
-                let _ = writeln!(
-                    report,
-                    "\n=== {c} / {k}: listed as a known difference ({why}) but agrees with Java"
-                );
-            }
-        }
-    }
-    for (c, k, _) in KNOWN_DIFFERENCES {
-        assert!(
-            cases.iter().any(|case| case.name == *c),
-            "known difference {c} / {k} names no case"
-        );
-    }
-    assert!(
-        failed == 0,
-        "{failed} check(s) of {} cases disagree with Java:\n{report}",
-        cases.len()
+    common::run_golden(
+        "avro-data.jsonl",
+        25,
+        parse_case,
+        |c| c.name.as_str(),
+        check,
+        KNOWN_DIFFERENCES,
     );
 }

@@ -11,6 +11,8 @@
 //!
 //! Every failing check of every case is reported, with a diff, before the test fails.
 
+mod common;
+
 use std::fmt::Write as _;
 
 use connect_api::converter::JsonConverter;
@@ -47,35 +49,6 @@ fn parse_case(line: &str) -> Case {
     }
 }
 
-/// A line diff (longest common subsequence) of two texts: `-` Java's, `+` ours.
-fn diff(java: &str, ours: &str) -> String {
-    let (a, b): (Vec<&str>, Vec<&str>) = (java.lines().collect(), ours.lines().collect());
-    let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for i in (0..a.len()).rev() {
-        for j in (0..b.len()).rev() {
-            lcs[i][j] = if a[i] == b[j] {
-                lcs[i + 1][j + 1] + 1
-            } else {
-                lcs[i + 1][j].max(lcs[i][j + 1])
-            };
-        }
-    }
-    let (mut i, mut j, mut out) = (0, 0, String::new());
-    while i < a.len() || j < b.len() {
-        if i < a.len() && j < b.len() && a[i] == b[j] {
-            let _ = writeln!(out, "   {:?}", a[i]);
-            (i, j) = (i + 1, j + 1);
-        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            let _ = writeln!(out, " + {:?}", b[j]);
-            j += 1;
-        } else {
-            let _ = writeln!(out, " - {:?}", a[i]);
-            i += 1;
-        }
-    }
-    out
-}
-
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().fold(String::new(), |mut s, b| {
         let _ = write!(s, "{b:02x}");
@@ -91,7 +64,7 @@ fn check(case: &Case) -> Vec<(&'static str, String)> {
         Err(e) => return vec![("proto", format!("ours fails: {e}"))],
     };
     if text != case.proto {
-        failures.push(("proto", diff(&case.proto, &text)));
+        failures.push(("proto", common::diff(&case.proto, &text, true)));
     }
     match ProtobufData::new(config).from_connect_value(&case.schema, &case.value, &desc) {
         Ok(msg) => {
@@ -107,51 +80,12 @@ fn check(case: &Case) -> Vec<(&'static str, String)> {
 
 #[test]
 fn protobuf_mapping_matches_java() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tests/golden/registry/protobuf-data.jsonl"
-    );
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let cases: Vec<Case> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(parse_case)
-        .collect();
-    assert!(cases.len() >= 22, "only {} cases in {path}", cases.len());
-
-    let mut report = String::new();
-    let mut failed = 0;
-    for case in &cases {
-        let failures = check(case);
-        for (check, detail) in &failures {
-            if KNOWN_DIFFERENCES
-                .iter()
-                .any(|(c, k, _)| *c == case.name && k == check)
-            {
-                continue;
-            }
-            failed += 1;
-            let _ = writeln!(report, "\n=== {} / {check}\n{detail}", case.name);
-        }
-        for (c, k, why) in KNOWN_DIFFERENCES {
-            if *c == case.name && !failures.iter().any(|(check, _)| check == k) {
-                failed += 1;
-                let _ = writeln!(
-                    report,
-                    "\n=== {c} / {k}: listed as a known difference ({why}) but agrees with Java"
-                );
-            }
-        }
-    }
-    for (c, k, _) in KNOWN_DIFFERENCES {
-        assert!(
-            cases.iter().any(|case| case.name == *c),
-            "known difference {c} / {k} names no case"
-        );
-    }
-    assert!(
-        failed == 0,
-        "{failed} check(s) of {} cases disagree with Java:\n{report}",
-        cases.len()
+    common::run_golden(
+        "protobuf-data.jsonl",
+        22,
+        parse_case,
+        |c| c.name.as_str(),
+        check,
+        KNOWN_DIFFERENCES,
     );
 }
