@@ -60,6 +60,16 @@ fn subject_strategy(apicurio: &str) -> Option<&'static str> {
     })
 }
 
+/// Apicurio's own API (`.../apis/registry/v3`) at the same registry as [`ccompat_url`].
+pub(crate) fn native_url(url: &str) -> Option<String> {
+    ccompat_url(url).map(|c| {
+        format!(
+            "{}/apis/registry/v3",
+            c.trim_end_matches("/apis/ccompat/v7")
+        )
+    })
+}
+
 /// The Confluent-compatible API beside Apicurio's native one (`.../apis/registry/v3`).
 fn ccompat_url(url: &str) -> Option<String> {
     let url = url.trim().trim_end_matches('/');
@@ -79,8 +89,27 @@ fn key(name: &str, t: ConfigType, doc: &str) -> ConfigKey {
     ConfigKey::new(name, t, Importance::Medium, doc)
 }
 
-/// Apicurio's keys this class takes (Avro's data keys as for Confluent's class).
+/// Apicurio's keys of `io.apicurio.registry.utils.converter.AvroConverter` (Avro's data keys as
+/// for Confluent's class).
 pub fn config_def() -> ConfigDef {
+    let mut def = registry_config_def();
+    for k in c::config_def(true).keys() {
+        if !k.name.starts_with("schema.registry.")
+            && !k.name.starts_with("basic.auth.")
+            && !k.name.ends_with(".subject.name.strategy")
+            && !matches!(
+                k.name.as_str(),
+                c::AUTO_REGISTER_SCHEMAS | c::USE_LATEST_VERSION | c::LATEST_COMPATIBILITY_STRICT
+            )
+        {
+            def = def.define(k.clone());
+        }
+    }
+    def
+}
+
+/// Apicurio's registry keys, which every Apicurio converter class takes.
+pub(crate) fn registry_config_def() -> ConfigDef {
     let mut def = ConfigDef::new()
         .define(
             key(URL, ConfigType::String, "The URL of Apicurio Registry's API (e.g. http://registry:8080/apis/registry/v3).")
@@ -122,7 +151,7 @@ pub fn config_def() -> ConfigDef {
                         Ok(())
                     } else {
                         Err(ConnectError::invalid_value(k, v, &format!(
-                            "this worker's {APICURIO_AVRO_CONVERTER} writes and reads the 4-byte content id after magic byte 0 (Apicurio 3's default): {name} must be {required}"
+                            "this worker's Apicurio converters write and read the format of Apicurio 3's defaults (the content id in the record, the default group): {name} must be {required}"
                         )))
                     }
                 })),
@@ -131,33 +160,26 @@ pub fn config_def() -> ConfigDef {
     for name in NO_EFFECT {
         def = def.define(key(name, ConfigType::String, "Accepted; no effect here.").default_null());
     }
-    for k in c::config_def(true).keys() {
-        if !k.name.starts_with("schema.registry.")
-            && !k.name.starts_with("basic.auth.")
-            && !k.name.ends_with(".subject.name.strategy")
-            && !matches!(
-                k.name.as_str(),
-                c::AUTO_REGISTER_SCHEMAS | c::USE_LATEST_VERSION | c::LATEST_COMPATIBILITY_STRICT
-            )
-        {
-            def = def.define(k.clone());
-        }
-    }
     def
 }
 
 /// Apicurio's keys as the Confluent converter's (after [`config_def`] accepted them).
 pub fn translate(props: &ConfigMap) -> Result<ConfigMap> {
-    let parsed = config_def().parse(props)?;
+    translate_with(config_def(), APICURIO_AVRO_CONVERTER, props)
+}
+
+/// Apicurio's keys as the Confluent converter's, after `def` (the keys of `class`) accepted them.
+pub(crate) fn translate_with(def: ConfigDef, class: &str, props: &ConfigMap) -> Result<ConfigMap> {
+    let parsed = def.parse(props)?;
     let mut out = ConfigMap::new();
     for (k, v) in props {
         if !k.starts_with("apicurio.") {
             out.insert(k.clone(), v.clone());
-        } else if config_def().key(k).is_none() {
+        } else if def.key(k).is_none() {
             return Err(ConnectError::invalid_value(
                 k,
                 v,
-                &format!("{k} is not supported by this worker's {APICURIO_AVRO_CONVERTER}"),
+                &format!("{k} is not supported by this worker's {class}"),
             ));
         }
     }

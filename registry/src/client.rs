@@ -86,7 +86,7 @@ impl std::fmt::Debug for RegistryClient {
 
 /// An error answer or a failed request.
 #[derive(Debug)]
-enum Failure {
+pub(crate) enum Failure {
     /// Not reached (connection refused, timed out, TLS).
     Network(String),
     /// The registry's answer: HTTP status, its `error_code` and `message`.
@@ -98,7 +98,7 @@ enum Failure {
 }
 
 impl Failure {
-    fn into_error(self, what: &str) -> ConnectError {
+    pub(crate) fn into_error(self, what: &str) -> ConnectError {
         match self {
             Failure::Network(e) => ConnectError::retriable(format!(
                 "{what}: the schema registry could not be reached: {e}"
@@ -118,7 +118,7 @@ impl Failure {
         }
     }
 
-    fn is_not_found(&self) -> bool {
+    pub(crate) fn is_not_found(&self) -> bool {
         matches!(self, Failure::Answer { status: 404, .. })
     }
 }
@@ -206,12 +206,29 @@ impl RegistryClient {
         self.caches.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Runs one request on the client's thread and waits for it.
+    /// Runs one Confluent API request on the client's thread and waits for it.
     fn call(
         &self,
         method: reqwest::Method,
         path: String,
         body: Option<Json>,
+    ) -> std::result::Result<Json, Failure> {
+        self.call_with(
+            method,
+            path,
+            CONTENT_TYPE,
+            body.map(|b| (CONTENT_TYPE, b.to_string())),
+        )
+    }
+
+    /// Runs one request (`path` after each URL; the answer as JSON, or as a JSON string when
+    /// it is not JSON) on the client's thread and waits for it.
+    pub(crate) fn call_with(
+        &self,
+        method: reqwest::Method,
+        path: String,
+        accept: &'static str,
+        body: Option<(&'static str, String)>,
     ) -> std::result::Result<Json, Failure> {
         let (tx, rx) = std_mpsc::sync_channel(1);
         let (http, urls, auth) = (
@@ -220,7 +237,13 @@ impl RegistryClient {
             self.auth.clone(),
         );
         let job: Job = Box::pin(async move {
-            let _ = tx.send(request(&http, &urls, auth.as_deref(), method, &path, body).await);
+            let req = Request {
+                method,
+                path: &path,
+                accept,
+                body,
+            };
+            let _ = tx.send(request(&http, &urls, auth.as_deref(), req).await);
         });
         if self.jobs.send(job).is_err() {
             return Err(Failure::Network(
@@ -418,10 +441,19 @@ fn answer_id(answer: &Json) -> Result<i32> {
 }
 
 /// A subject as one path segment.
-fn encode(segment: &str) -> String {
+pub(crate) fn encode(segment: &str) -> String {
     url::form_urlencoded::byte_serialize(segment.as_bytes())
         .collect::<String>()
         .replace('+', "%20")
+}
+
+/// One request: method, path after the base URL, accepted media type and body.
+struct Request<'a> {
+    method: reqwest::Method,
+    path: &'a str,
+    accept: &'static str,
+    /// Media type and text.
+    body: Option<(&'static str, String)>,
 }
 
 /// One request, tried against each URL in turn until one answers (Java's `RestService`).
@@ -429,25 +461,23 @@ async fn request(
     http: &reqwest::Client,
     urls: &[String],
     auth: Option<&str>,
-    method: reqwest::Method,
-    path: &str,
-    body: Option<Json>,
+    r: Request<'_>,
 ) -> std::result::Result<Json, Failure> {
     let mut last = Failure::Network("no schema.registry.url".into());
     for base in urls {
         let mut req = http
             .request(
-                method.clone(),
-                format!("{}{path}", base.trim_end_matches('/')),
+                r.method.clone(),
+                format!("{}{}", base.trim_end_matches('/'), r.path),
             )
-            .header(reqwest::header::ACCEPT, CONTENT_TYPE);
+            .header(reqwest::header::ACCEPT, r.accept);
         if let Some(a) = auth {
             req = req.header(reqwest::header::AUTHORIZATION, a);
         }
-        if let Some(b) = &body {
+        if let Some((content_type, text)) = &r.body {
             req = req
-                .header(reqwest::header::CONTENT_TYPE, CONTENT_TYPE)
-                .body(b.to_string());
+                .header(reqwest::header::CONTENT_TYPE, *content_type)
+                .body(text.clone());
         }
         let resp = match req.send().await {
             Ok(r) => r,
@@ -468,15 +498,17 @@ async fn request(
         if (200..300).contains(&status) {
             return Ok(json);
         }
+        // Confluent's error body has `error_code` and `message`; Apicurio's own API answers
+        // RFC 7807 problems (`status`, `title`, `detail`).
         return Err(Failure::Answer {
             status,
             code: json
                 .get("error_code")
                 .and_then(Json::as_i64)
                 .unwrap_or(i64::from(status)),
-            message: json
-                .get("message")
-                .and_then(Json::as_str)
+            message: ["message", "detail", "title"]
+                .iter()
+                .find_map(|k| json.get(k).and_then(Json::as_str))
                 .map(str::to_owned)
                 .unwrap_or(text),
         });

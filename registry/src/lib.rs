@@ -3,7 +3,7 @@
 //! `io.confluent.connect.avro.AvroConverter`, `io.confluent.connect.protobuf.ProtobufConverter`
 //! ([`protobuf`]), `io.confluent.connect.json.JsonSchemaConverter` ([`json_schema`]), and
 //! Apicurio's `io.apicurio.registry.utils.converter.AvroConverter` with Apicurio's keys
-//! ([`apicurio`]).
+//! ([`apicurio`]) and `io.apicurio.registry.utils.converter.ExtJsonConverter` ([`ext_json`]).
 //!
 //! ```text
 //!   lib (plugins, install) ─▶ avro::converter ─▶ avro::{data, codec, compat, schema}
@@ -21,6 +21,7 @@ pub mod apicurio;
 pub mod avro;
 pub mod client;
 pub mod config;
+pub mod ext_json;
 pub mod json_schema;
 pub mod protobuf;
 pub mod subject;
@@ -38,6 +39,10 @@ pub fn converter_plugins() -> Vec<ConverterPlugin> {
         ConverterPlugin {
             class: apicurio::APICURIO_AVRO_CONVERTER,
             new: || Box::new(avro::converter::AvroConverter::apicurio()),
+        },
+        ConverterPlugin {
+            class: ext_json::APICURIO_EXT_JSON_CONVERTER,
+            new: || Box::new(ext_json::ExtJsonConverter::default()),
         },
         ConverterPlugin {
             class: protobuf::converter::CONFLUENT_PROTOBUF_CONVERTER,

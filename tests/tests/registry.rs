@@ -339,7 +339,8 @@ async fn converter_settings_without_their_class_are_named_in_the_log() {
 }
 
 /// Apicurio's class with Apicurio's keys (its native API URL, `auto-register`) writes what
-/// Confluent's class reads: the same 4-byte content id, the same subject.
+/// Confluent's class reads: the same 4-byte content id, the same subject. And Apicurio's
+/// `ExtJsonConverter` writes `{"schemaId":..,"payload":..}` records a sink reads back with it.
 #[tokio::test(flavor = "multi_thread")]
 async fn apicurios_class_writes_what_confluents_class_reads() {
     let spec = ClusterSpec::new("registry-apicurio");
@@ -347,6 +348,45 @@ async fn apicurios_class_writes_what_confluents_class_reads() {
     let topic = unique("avro-apicurio");
     let out = spec.dir.join("sink.txt");
     let native = registry_url().replace("/apis/ccompat/v7", "/apis/registry/v3");
+    let ext_topic = unique("ext-json-apicurio");
+    let ext_out = spec.dir.join("ext-json-sink.txt");
+    let ext_json = |c: Value| {
+        with(
+            c,
+            vec![
+                (
+                    "value.converter".into(),
+                    "io.apicurio.registry.utils.converter.ExtJsonConverter".into(),
+                ),
+                (
+                    "value.converter.apicurio.registry.url".into(),
+                    native.clone(),
+                ),
+                (
+                    "value.converter.apicurio.registry.auto-register".into(),
+                    "true".into(),
+                ),
+            ],
+        )
+    };
+    create(
+        &w,
+        &format!("{ext_topic}-src"),
+        ext_json(
+            json!({"connector.class": VERIFIABLE, "tasks.max": "1", "topic": ext_topic,
+                        "throughput": "100", "max.records": "10"}),
+        ),
+    )
+    .await;
+    create(
+        &w,
+        &format!("{ext_topic}-sink"),
+        ext_json(
+            json!({"connector.class": "FileStreamSink", "tasks.max": "1", "topics": ext_topic,
+                        "file": ext_out.display().to_string()}),
+        ),
+    )
+    .await;
     create(
         &w,
         &format!("{topic}-src"),
@@ -375,6 +415,26 @@ async fn apicurios_class_writes_what_confluents_class_reads() {
     .await;
     let latest = registry_get(&format!("/subjects/{topic}-value/versions/latest")).await;
     assert_eq!(latest["schema"], json!("\"long\""), "{latest}");
+    eventually(
+        Duration::from_secs(60),
+        "10 seqnos in the ExtJson sink's file",
+        || async {
+            let text = std::fs::read_to_string(&ext_out).ok()?;
+            (text.lines().collect::<Vec<_>>() == (0..10).map(|n| n.to_string()).collect::<Vec<_>>())
+                .then_some(())
+        },
+    )
+    .await;
+    let records = kafka::read_all(
+        &[&ext_topic],
+        Isolation::ReadUncommitted,
+        Duration::from_secs(10),
+    );
+    let first = String::from_utf8(records[0].value_bytes.clone().expect("a value")).unwrap();
+    assert!(
+        first.starts_with("{\"schemaId\":") && first.contains(",\"payload\":"),
+        "{first}"
+    );
     // A key Apicurio's serdes have but this worker does not implement: refused, naming it.
     let (status, body) = w
         .send(

@@ -248,12 +248,12 @@ impl Converter for JsonConverter {
                 Some(s) => as_json_schema_with(s, &self.opts)?,
                 None => Json::Null,
             };
-            serde_json::to_vec(&Envelope {
+            to_vec_as_jackson(&Envelope {
                 schema: &schema_json,
                 payload,
             })
         } else {
-            serde_json::to_vec(&payload)
+            to_vec_as_jackson(&payload)
         };
         if let Some(e) = failed.into_inner() {
             return Err(e);
@@ -381,6 +381,104 @@ fn number_f64(v: f64) -> Result<Json> {
         .ok_or_else(|| ConnectError::data(format!("Cannot represent {v} in JSON")))
 }
 
+/// JSON text as Jackson writes it for Apache's `JsonConverter`: numbers in Java's
+/// `Double.toString` layout (`1.0E20`, `-1.0E-300`, `100.0`; the shortest digits, as JDK 19+
+/// and Jackson's fast writer print them) and control characters escaped with upper-case hex
+/// (`\u001B`). serde_json's own layout (`1e20`, `\u001b`) is the same JSON, but not the same
+/// bytes, and bytes are what a registry content id or a downstream hash sees.
+pub fn to_vec_as_jackson<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(128);
+    value.serialize(&mut serde_json::Serializer::with_formatter(
+        &mut out,
+        JacksonFormatter,
+    ))?;
+    Ok(out)
+}
+
+struct JacksonFormatter;
+
+impl serde_json::ser::Formatter for JacksonFormatter {
+    fn write_f64<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: f64) -> std::io::Result<()> {
+        w.write_all(java_double(v).as_bytes())
+    }
+
+    fn write_f32<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: f32) -> std::io::Result<()> {
+        let shortest: f64 = v.to_string().parse().unwrap_or(f64::from(v));
+        w.write_all(java_double(shortest).as_bytes())
+    }
+
+    fn write_char_escape<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        escape: serde_json::ser::CharEscape,
+    ) -> std::io::Result<()> {
+        use serde_json::ser::CharEscape as E;
+        match escape {
+            E::AsciiControl(b) => write!(w, "\\u00{b:02X}"),
+            other => serde_json::ser::CompactFormatter.write_char_escape(w, other),
+        }
+    }
+}
+
+/// Java's `Double.toString` of a finite double: plain decimal for 10^-3 <= |v| < 10^7, else
+/// `d.dddE<exp>`, with the shortest digits that read back as `v`.
+fn java_double(v: f64) -> String {
+    if v == 0.0 {
+        return if v.is_sign_negative() { "-0.0" } else { "0.0" }.into();
+    }
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    // `{:e}` gives the shortest digits: "-1.234e-5", "1e20".
+    let sci = format!("{v:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let mut digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    if digits.len() == 1 {
+        // Java writes at least two digits, the closer of the two-digit decimals that read back
+        // as `v` (4.9E-324, where the shortest is 5e-324).
+        let two = format!("{:.1e}", v.abs());
+        if two.parse::<f64>().ok() == Some(v.abs()) {
+            digits = two
+                .split_once('e')
+                .map_or(digits.clone(), |(m, _)| m.replace('.', ""));
+        }
+    }
+    let digits = digits.trim_end_matches('0').to_owned();
+    let digits = if digits.is_empty() {
+        "0".to_owned()
+    } else {
+        digits
+    };
+    let (first, rest) = digits.split_at(1);
+    if (-3..7).contains(&exp) {
+        if exp < 0 {
+            format!("{sign}0.{}{digits}", "0".repeat((-exp - 1) as usize))
+        } else {
+            let int_len = exp as usize + 1;
+            if digits.len() > int_len {
+                format!("{sign}{}.{}", &digits[..int_len], &digits[int_len..])
+            } else {
+                format!("{sign}{digits}{}.0", "0".repeat(int_len - digits.len()))
+            }
+        }
+    } else {
+        let rest = if rest.is_empty() { "0" } else { rest };
+        format!("{sign}{first}.{rest}E{exp}")
+    }
+}
+
+/// A float as Java's `FloatNode` writes it: its shortest decimal form as a float (3.14), not
+/// the double it widens to (3.140000104904175).
+fn number_f32(v: f32) -> Result<Json> {
+    let shortest: f64 = v.to_string().parse().unwrap_or(f64::from(v));
+    number_f64(shortest)
+}
+
 fn type_error(schema: &Schema, value: &Value) -> ConnectError {
     ConnectError::data(format!(
         "Invalid type for {}: {}",
@@ -429,7 +527,7 @@ pub(crate) fn to_json(schema: Option<&Schema>, value: &Value, opts: &JsonOptions
         (T::Int16, Value::Int16(v)) => (*v).into(),
         (T::Int32, Value::Int32(v)) => (*v).into(),
         (T::Int64, Value::Int64(v)) => (*v).into(),
-        (T::Float32, Value::Float32(v)) => number_f64(f64::from(*v))?,
+        (T::Float32, Value::Float32(v)) => number_f32(*v)?,
         (T::Float64, Value::Float64(v)) => number_f64(*v)?,
         (T::Boolean, Value::Boolean(v)) => (*v).into(),
         (T::String, Value::String(v)) => v.clone().into(),
@@ -490,7 +588,7 @@ fn schemaless_to_json(value: &Value, opts: &JsonOptions) -> Result<Json> {
         Value::Int16(v) => (*v).into(),
         Value::Int32(v) => (*v).into(),
         Value::Int64(v) => (*v).into(),
-        Value::Float32(v) => number_f64(f64::from(*v))?,
+        Value::Float32(v) => number_f32(*v)?,
         Value::Float64(v) => number_f64(*v)?,
         Value::Boolean(v) => (*v).into(),
         Value::String(v) => v.clone().into(),
@@ -682,6 +780,54 @@ mod tests {
     /// The bytes written directly are the bytes of the JSON tree `to_json_value` builds, for
     /// every shape, with and without the envelope; and the errors are the same.
     #[test]
+    fn doubles_and_escapes_are_laid_out_as_jackson_writes_them() {
+        for (v, java) in [
+            (1e20, "1.0E20"),
+            (-1e-300, "-1.0E-300"),
+            (100.0, "100.0"),
+            (0.001, "0.001"),
+            (0.000_123_4, "1.234E-4"),
+            (1e7, "1.0E7"),
+            (9_999_999.5, "9999999.5"),
+            (123.456, "123.456"),
+            (-0.0, "-0.0"),
+            (2.5, "2.5"),
+            (1.7976931348623157e308, "1.7976931348623157E308"),
+            (4.9e-324, "4.9E-324"),
+        ] {
+            assert_eq!(java_double(v), java, "{v}");
+        }
+        let text = to_vec_as_jackson(&serde_json::json!({"s": "a\u{1b}b\n", "f": 1e20})).unwrap();
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            r#"{"s":"a\u001Bb\n","f":1.0E20}"#
+        );
+    }
+
+    #[test]
+    fn a_float_is_written_as_javas_float_node_writes_it() {
+        let c = JsonConverter::new(false);
+        for (v, java) in [
+            (3.14f32, "3.14"),
+            (0.1, "0.1"),
+            (-2.5e-5, "-2.5e-5"),
+            (1.0, "1.0"),
+        ] {
+            let out = c
+                .from_connect_data("t", Some(&Schema::float32()), &Value::Float32(v))
+                .unwrap()
+                .unwrap();
+            let out = String::from_utf8(out).unwrap();
+            // Java prints -2.5E-5; the number is the same.
+            assert_eq!(
+                out.parse::<f64>().unwrap(),
+                java.parse::<f64>().unwrap(),
+                "{v}: {out}"
+            );
+        }
+    }
+
+    #[test]
     fn direct_writing_matches_the_json_tree() {
         let inner = SchemaBuilder::struct_()
             .field("s", Schema::optional_string())
@@ -757,7 +903,7 @@ mod tests {
                         Ok(None)
                     } else {
                         c.to_json_value(schema.as_ref(), value)
-                            .map(|j| Some(serde_json::to_vec(&j).unwrap()))
+                            .map(|j| Some(to_vec_as_jackson(&j).unwrap()))
                     };
                     match (direct, tree) {
                         (Ok(a), Ok(b)) => assert_eq!(a, b, "{schema:?} {value:?}"),

@@ -11,7 +11,7 @@ mod json_schema;
 mod number;
 mod simple;
 
-pub use json::{DecimalFormat, JsonConverter};
+pub use json::{DecimalFormat, JsonConverter, to_vec_as_jackson};
 pub use json_schema::{as_connect_schema, as_json_schema};
 pub use number::{
     BOOLEAN_CONVERTER_CLASS, BooleanConverter, DOUBLE_CONVERTER_CLASS, FLOAT_CONVERTER_CLASS,
