@@ -23,6 +23,12 @@ const PASSWORD: &str = "apicurio.registry.auth.password";
 const TLS_CERTIFICATES: &str = "apicurio.registry.tls.certificates";
 const TLS_TRUSTSTORE_LOCATION: &str = "apicurio.registry.tls.truststore.location";
 const TLS_TRUSTSTORE_TYPE: &str = "apicurio.registry.tls.truststore.type";
+const TLS_TRUSTSTORE_PASSWORD: &str = "apicurio.registry.tls.truststore.password";
+const TLS_KEYSTORE_LOCATION: &str = "apicurio.registry.tls.keystore.location";
+const TLS_KEYSTORE_TYPE: &str = "apicurio.registry.tls.keystore.type";
+const TLS_KEYSTORE_PASSWORD: &str = "apicurio.registry.tls.keystore.password";
+const TLS_CLIENT_CERTIFICATE: &str = "apicurio.registry.tls.client-certificate";
+const TLS_CLIENT_KEY: &str = "apicurio.registry.tls.client-key";
 
 /// Apicurio keys that must keep the value that gives the format above (or mean nothing here).
 const FIXED: &[(&str, &str)] = &[
@@ -37,6 +43,9 @@ const FIXED: &[(&str, &str)] = &[
     ("apicurio.registry.dereference-schema", "false"),
     ("apicurio.registry.canonicalize", "false"),
     ("apicurio.registry.serde.contract-rules.enabled", "false"),
+    // Never weaker than configured: certificates are verified, host names too.
+    ("apicurio.registry.tls.trust-all", "false"),
+    ("apicurio.registry.tls.verify-host", "true"),
 ];
 
 /// Apicurio keys accepted with no effect here (client tuning this client does its own way).
@@ -136,9 +145,15 @@ pub(crate) fn registry_config_def() -> ConfigDef {
         )
         .define(key(USERNAME, ConfigType::String, "User for HTTP basic authentication.").default_null())
         .define(key(PASSWORD, ConfigType::Password, "Password for HTTP basic authentication.").default_null())
-        .define(key(TLS_CERTIFICATES, ConfigType::Password, "Trusted certificates (PEM).").default_null())
-        .define(key(TLS_TRUSTSTORE_LOCATION, ConfigType::String, "Trust store file (PEM here).").default_null())
-        .define(key(TLS_TRUSTSTORE_TYPE, ConfigType::String, "Trust store type: PEM here.").default_value("JKS"));
+        .define(key(TLS_CERTIFICATES, ConfigType::Password, "Trusted certificates: PEM text, or PEM files separated by commas.").default_null())
+        .define(key(TLS_TRUSTSTORE_LOCATION, ConfigType::String, "Trust store file (PEM or PKCS12).").default_null())
+        .define(key(TLS_TRUSTSTORE_TYPE, ConfigType::String, "Trust store type: PEM, PKCS12 (P12) or JKS (the file says which; a JKS file must be converted).").default_value("JKS"))
+        .define(key(TLS_TRUSTSTORE_PASSWORD, ConfigType::Password, "Trust store password (PKCS12).").default_null())
+        .define(key(TLS_KEYSTORE_LOCATION, ConfigType::String, "Key store file (PEM or PKCS12), for mutual TLS.").default_null())
+        .define(key(TLS_KEYSTORE_TYPE, ConfigType::String, "Key store type: PEM, PKCS12 (P12) or JKS (the file says which; a JKS file must be converted).").default_value("JKS"))
+        .define(key(TLS_KEYSTORE_PASSWORD, ConfigType::Password, "Key store password (PKCS12).").default_null())
+        .define(key(TLS_CLIENT_CERTIFICATE, ConfigType::Password, "Client certificate: PEM text or a PEM file (ignored with a key store).").default_null())
+        .define(key(TLS_CLIENT_KEY, ConfigType::Password, "Client private key: PEM text or a PEM file.").default_null());
     for (name, required) in FIXED {
         let required: &'static str = required;
         let name: &'static str = name;
@@ -161,6 +176,23 @@ pub(crate) fn registry_config_def() -> ConfigDef {
         def = def.define(key(name, ConfigType::String, "Accepted; no effect here.").default_null());
     }
     def
+}
+
+/// PEM text as is, or the PEM files named (separated by commas), as Apicurio reads its TLS keys.
+fn pem_text_or_files(key: &str, value: &str) -> Result<String> {
+    if value.contains("-----BEGIN") {
+        return Ok(value.to_owned());
+    }
+    let mut out = String::new();
+    for path in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        out.push_str(&std::fs::read_to_string(path).map_err(|e| {
+            ConnectError::config(format!(
+                "Invalid value for configuration {key}: {path}: {e}"
+            ))
+        })?);
+        out.push('\n');
+    }
+    Ok(out)
 }
 
 /// Apicurio's keys as the Confluent converter's (after [`config_def`] accepted them).
@@ -207,18 +239,48 @@ pub(crate) fn translate_with(def: ConfigDef, class: &str, props: &ConfigMap) -> 
     if let Some(certs) = parsed.password(TLS_CERTIFICATES) {
         out.insert(
             c::SSL_TRUSTSTORE_CERTIFICATES.into(),
-            certs.value().to_owned(),
+            pem_text_or_files(TLS_CERTIFICATES, certs.value())?,
         );
     }
+    let store_type = |k: &str| {
+        let t = parsed.string(k).unwrap_or("JKS").to_ascii_uppercase();
+        if t == "P12" { "PKCS12".to_owned() } else { t }
+    };
+    let password = |k: &str| parsed.password(k).map(|p| p.value().to_owned());
     if let Some(loc) = parsed.string(TLS_TRUSTSTORE_LOCATION) {
         out.insert(c::SSL_TRUSTSTORE_LOCATION.into(), loc.to_owned());
         out.insert(
             c::SSL_TRUSTSTORE_TYPE.into(),
-            parsed
-                .string(TLS_TRUSTSTORE_TYPE)
-                .unwrap_or("JKS")
-                .to_owned(),
+            store_type(TLS_TRUSTSTORE_TYPE),
         );
+        if let Some(p) = password(TLS_TRUSTSTORE_PASSWORD) {
+            out.insert(c::SSL_TRUSTSTORE_PASSWORD.into(), p);
+        }
+    }
+    if let Some(loc) = parsed.string(TLS_KEYSTORE_LOCATION) {
+        out.insert(c::SSL_KEYSTORE_LOCATION.into(), loc.to_owned());
+        out.insert(c::SSL_KEYSTORE_TYPE.into(), store_type(TLS_KEYSTORE_TYPE));
+        if let Some(p) = password(TLS_KEYSTORE_PASSWORD) {
+            out.insert(c::SSL_KEYSTORE_PASSWORD.into(), p);
+        }
+    } else if let (Some(cert), Some(key)) = (
+        parsed.password(TLS_CLIENT_CERTIFICATE),
+        parsed.password(TLS_CLIENT_KEY),
+    ) {
+        out.insert(
+            c::SSL_KEYSTORE_CERTIFICATE_CHAIN.into(),
+            pem_text_or_files(TLS_CLIENT_CERTIFICATE, cert.value())?,
+        );
+        out.insert(
+            c::SSL_KEYSTORE_KEY.into(),
+            pem_text_or_files(TLS_CLIENT_KEY, key.value())?,
+        );
+    } else if parsed.password(TLS_CLIENT_CERTIFICATE).is_some()
+        || parsed.password(TLS_CLIENT_KEY).is_some()
+    {
+        return Err(ConnectError::config(format!(
+            "{TLS_CLIENT_CERTIFICATE} and {TLS_CLIENT_KEY} go together"
+        )));
     }
     Ok(out)
 }

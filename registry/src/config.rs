@@ -47,6 +47,9 @@ pub const SSL_KEYSTORE_TYPE: &str = "schema.registry.ssl.keystore.type";
 pub const SSL_KEYSTORE_LOCATION: &str = "schema.registry.ssl.keystore.location";
 pub const SSL_KEYSTORE_KEY: &str = "schema.registry.ssl.keystore.key";
 pub const SSL_KEYSTORE_CERTIFICATE_CHAIN: &str = "schema.registry.ssl.keystore.certificate.chain";
+pub const SSL_TRUSTSTORE_PASSWORD: &str = "schema.registry.ssl.truststore.password";
+pub const SSL_KEYSTORE_PASSWORD: &str = "schema.registry.ssl.keystore.password";
+pub const SSL_KEY_PASSWORD: &str = "schema.registry.ssl.key.password";
 
 /// The converter a configuration is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,9 +121,6 @@ const CONFLUENT_KEYS: &[(&str, ConfigType, &str, Scope, Handling)] = &[
     ("value.schema.id.serializer", ConfigType::Class, "", All, Refused),
     ("key.schema.id.deserializer", ConfigType::Class, "", All, Refused),
     ("value.schema.id.deserializer", ConfigType::Class, "", All, Refused),
-    ("schema.registry.ssl.key.password", ConfigType::Password, "", All, Refused),
-    ("schema.registry.ssl.keystore.password", ConfigType::Password, "", All, Refused),
-    ("schema.registry.ssl.truststore.password", ConfigType::Password, "", All, Refused),
     // AvroDataConfig and the Avro serdes.
     (GENERALIZED_SUM_TYPE_SUPPORT, ConfigType::Boolean, "false", Avro, Refused),
     (IGNORE_DEFAULT_FOR_NULLABLES, ConfigType::Boolean, "false", Avro, Refused),
@@ -253,22 +253,14 @@ fn shared_config_def(format: Option<Format>) -> ConfigDef {
         .define(strategy(KEY_SUBJECT_NAME_STRATEGY))
         .define(strategy(VALUE_SUBJECT_NAME_STRATEGY))
         .define(key(MAX_SCHEMAS_PER_SUBJECT, ConfigType::Int, "Maximum number of schemas to create or cache locally.").default_value(1000))
-        .define(key(SSL_TRUSTSTORE_TYPE, ConfigType::String, "The file format of the trust store file: PEM only here.").default_value("JKS").validator(validators::lambda("PEM", |key, value| {
-            // JKS is Java's default; it means nothing until a location is set (checked then).
-            let v = value.and_then(TypedValue::as_str).unwrap_or_default();
-            if v.eq_ignore_ascii_case("PEM") || v.eq_ignore_ascii_case("JKS") { Ok(()) } else {
-                Err(ConnectError::invalid_value(key, v, "this worker reads PEM trust stores only"))
-            }
-        })))
-        .define(key(SSL_TRUSTSTORE_LOCATION, ConfigType::String, "The location of the trust store file (PEM).").default_null())
+        .define(key(SSL_TRUSTSTORE_TYPE, ConfigType::String, "The file format of the trust store file: PEM or PKCS12 (JKS, Java's default: the file says which; a JKS file must be converted).").default_value("JKS").validator(validators::one_of_case_insensitive(crate::tls::STORE_TYPES)))
+        .define(key(SSL_TRUSTSTORE_LOCATION, ConfigType::String, "The location of the trust store file.").default_null())
+        .define(key(SSL_TRUSTSTORE_PASSWORD, ConfigType::Password, "The password of the trust store file (PKCS12).").default_null())
         .define(key(SSL_TRUSTSTORE_CERTIFICATES, ConfigType::Password, "Trusted certificates in PEM format.").default_null())
-        .define(key(SSL_KEYSTORE_TYPE, ConfigType::String, "The file format of the key store file: PEM only here.").default_value("JKS").validator(validators::lambda("PEM", |key, value| {
-            let v = value.and_then(TypedValue::as_str).unwrap_or_default();
-            if v.eq_ignore_ascii_case("PEM") || v.eq_ignore_ascii_case("JKS") { Ok(()) } else {
-                Err(ConnectError::invalid_value(key, v, "this worker reads PEM key stores only"))
-            }
-        })))
-        .define(key(SSL_KEYSTORE_LOCATION, ConfigType::String, "The location of the key store file (PEM: key and certificate chain).").default_null())
+        .define(key(SSL_KEYSTORE_TYPE, ConfigType::String, "The file format of the key store file: PEM or PKCS12 (JKS, Java's default: the file says which; a JKS file must be converted).").default_value("JKS").validator(validators::one_of_case_insensitive(crate::tls::STORE_TYPES)))
+        .define(key(SSL_KEYSTORE_LOCATION, ConfigType::String, "The location of the key store file (PEM: key and certificate chain; or PKCS12).").default_null())
+        .define(key(SSL_KEYSTORE_PASSWORD, ConfigType::Password, "The password of the key store file (PKCS12).").default_null())
+        .define(key(SSL_KEY_PASSWORD, ConfigType::Password, "The password of an encrypted PEM private key.").default_null())
         .define(key(SSL_KEYSTORE_KEY, ConfigType::Password, "The private key in PEM format.").default_null())
         .define(key(SSL_KEYSTORE_CERTIFICATE_CHAIN, ConfigType::Password, "The certificate chain in PEM format.").default_null());
     for (name, t, default, scope, handling) in CONFLUENT_KEYS {
@@ -351,10 +343,6 @@ pub struct RegistryConverterConfig {
     pub json: JsonSchemaDataConfig,
 }
 
-fn read_file(key: &str, path: &str) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| ConnectError::config(format!("{key} {path}: {e}")))
-}
-
 impl RegistryConverterConfig {
     /// Parses a converter's sub-config (`value.converter.` removed) with [`config_def`].
     pub fn parse(props: &ConfigMap, is_key: bool, avro: bool) -> Result<Self> {
@@ -426,53 +414,8 @@ impl RegistryConverterConfig {
                 ));
             }
         }
-        let pem_type = |k: &str| {
-            parsed
-                .string(k)
-                .is_some_and(|t| t.eq_ignore_ascii_case("PEM"))
-        };
-        let trust_pem = match (
-            parsed.string(SSL_TRUSTSTORE_LOCATION),
-            parsed.password(SSL_TRUSTSTORE_CERTIFICATES),
-        ) {
-            (_, Some(certs)) => Some(certs.value().as_bytes().to_vec()),
-            (Some(path), None) => {
-                if !pem_type(SSL_TRUSTSTORE_TYPE) {
-                    return Err(ConnectError::invalid_value(
-                        SSL_TRUSTSTORE_TYPE,
-                        parsed.string(SSL_TRUSTSTORE_TYPE).unwrap_or_default(),
-                        "this worker reads PEM trust stores only: set it to PEM",
-                    ));
-                }
-                Some(read_file(SSL_TRUSTSTORE_LOCATION, path)?)
-            }
-            (None, None) => None,
-        };
-        let identity_pem = match (
-            parsed.string(SSL_KEYSTORE_LOCATION),
-            parsed.password(SSL_KEYSTORE_KEY),
-            parsed.password(SSL_KEYSTORE_CERTIFICATE_CHAIN),
-        ) {
-            (_, Some(key), Some(chain)) => {
-                Some(format!("{}\n{}", key.value(), chain.value()).into_bytes())
-            }
-            (Some(path), None, None) => {
-                if !pem_type(SSL_KEYSTORE_TYPE) {
-                    return Err(ConnectError::invalid_value(
-                        SSL_KEYSTORE_TYPE,
-                        parsed.string(SSL_KEYSTORE_TYPE).unwrap_or_default(),
-                        "this worker reads PEM key stores only: set it to PEM",
-                    ));
-                }
-                Some(read_file(SSL_KEYSTORE_LOCATION, path)?)
-            }
-            (None, None, None) => None,
-            _ => {
-                return Err(ConnectError::config(format!(
-                    "{SSL_KEYSTORE_KEY} and {SSL_KEYSTORE_CERTIFICATE_CHAIN} go together"
-                )));
-            }
-        };
+        let trust_pem = crate::tls::trust_pem(&parsed)?;
+        let identity_pem = crate::tls::identity_pem(&parsed)?;
         let ttl = parsed.long(LATEST_CACHE_TTL).unwrap_or(-1);
         let strategy_key = if is_key {
             KEY_SUBJECT_NAME_STRATEGY
