@@ -193,3 +193,81 @@ fn a_string_key_is_a_wrapper_message() {
         connect_api::data::SchemaType::String
     );
 }
+
+/// `use.latest.version` (with `latest.compatibility.strict=false`): a record of the subject's
+/// first schema is written with the latest schema's id and the indexes of its message there (the
+/// latest has one more message before it and one more field), and reads back with the latest
+/// schema: its extra field at its default, version 2.
+#[test]
+fn use_latest_version_writes_and_reads_with_the_subjects_latest_schema() {
+    let Some(url) = registry_url() else { return };
+    let topic = unique_topic("latest");
+    let subject = format!("{topic}-value");
+    let v1 = SchemaBuilder::struct_()
+        .name("shop.Row")
+        .field("a", Schema::int32())
+        .build();
+    let row = Value::Struct(Struct::new(v1.clone()).with("a", 7).unwrap());
+    let plain = converter(&url, false);
+    let first = plain
+        .from_connect_data(&topic, Some(&v1), &row)
+        .unwrap()
+        .unwrap();
+
+    let client = RegistryClient::new(ClientSettings {
+        urls: vec![url.clone()],
+        user_info: None,
+        trust_pem: None,
+        identity_pem: None,
+        latest_ttl: None,
+    })
+    .unwrap();
+    let v1_id = client.latest(&subject).unwrap().id;
+    let v2_text = "syntax = \"proto3\";\npackage shop;\n\nmessage Other {\n  int32 z = 1;\n}\nmessage Row {\n  int32 a = 1;\n  string b = 2;\n}\n";
+    let v2_id = client.register(&subject, "PROTOBUF", v2_text).unwrap();
+    assert_ne!(v1_id, v2_id);
+
+    let mut latest = ProtobufConverter::default();
+    let props: ConfigMap = [
+        ("schema.registry.url", url.as_str()),
+        ("auto.register.schemas", "false"),
+        ("use.latest.version", "true"),
+        ("latest.compatibility.strict", "false"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
+    latest.configure(&props, false).unwrap();
+    let bytes = latest
+        .from_connect_data(&topic, Some(&v1), &row)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        i32::from_be_bytes([bytes[1], bytes[2], bytes[3], bytes[4]]),
+        v2_id
+    );
+    // Indexes [1] (Row is the second message: count 1, index 1), then v1's message bytes.
+    assert_eq!(&bytes[5..7], &[2, 2]);
+    assert_eq!(&bytes[7..], &first[6..]);
+
+    let read = latest.to_connect_data(&topic, Some(&bytes)).unwrap();
+    let schema = read.schema.clone().unwrap();
+    assert_eq!(schema.version(), Some(2));
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["a", "b"]);
+    let Value::Struct(s) = &read.value else {
+        panic!("{read:?}")
+    };
+    assert_eq!(s.get("a").unwrap(), &Value::Int32(7));
+    // The plain converter reads the v1 record with v1's schema.
+    let old = plain.to_connect_data(&topic, Some(&first)).unwrap();
+    assert_eq!(old.schema.unwrap().fields().len(), 1);
+
+    // Without strict=false it is refused, naming the key.
+    let mut strict = props.clone();
+    strict.remove("latest.compatibility.strict");
+    let e = ProtobufConverter::default()
+        .configure(&strict, false)
+        .unwrap_err();
+    assert!(e.to_string().contains("latest.compatibility.strict"), "{e}");
+}

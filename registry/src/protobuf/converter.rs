@@ -10,9 +10,13 @@
 //!       ─▶ decoded message ─▶ Connect value
 //! ```
 //!
-//! Refused: schemaless data; `use.latest.version` (it needs Confluent's Protobuf compatibility
-//! check); registry schemas importing anything but the known types (schema references);
-//! recursive messages when reading (a Connect schema cannot be recursive).
+//! With `use.latest.version` (and `latest.compatibility.strict=false`: Confluent's Protobuf
+//! compatibility check is not implemented), records are written with the subject's latest
+//! schema's id and the indexes of the record's message in it, and read with the latest schema's
+//! message of the writer's name (else its first), as Confluent's serializer and deserializer do.
+//!
+//! Refused: schemaless data; registry schemas importing anything but the known types (schema
+//! references); recursive messages when reading (a Connect schema cannot be recursive).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -182,6 +186,36 @@ impl State {
         Ok(w)
     }
 
+    /// The subject's latest schema: its id and compiled text (`use.latest.version`).
+    fn latest(&self, subject: &str) -> Result<(i32, Arc<Reader>)> {
+        let latest = self
+            .client
+            .latest(subject)
+            .map_err(|e| with_context(e, "Error retrieving latest version"))?;
+        if latest.schema_type != "PROTOBUF" {
+            return Err(ConnectError::data(format!(
+                "Error retrieving latest version: the latest schema of subject {subject} (id {}) is a {} schema, not Protobuf",
+                latest.id, latest.schema_type
+            )));
+        }
+        Ok((latest.id, self.reader_for(latest.id)?))
+    }
+
+    /// The id and message indexes a record of `w` is written with.
+    fn written_as(&self, subject: &str, w: &Writer) -> Result<(i32, Vec<i32>)> {
+        if !self.config.use_latest_version {
+            return Ok((self.id_for(subject, w)?, w.indexes.clone()));
+        }
+        let (id, latest) = self.latest(subject)?;
+        let message = latest.compiled.message(&w.full_name).map_err(|_| {
+            ConnectError::data(format!(
+                "Error retrieving latest version: the latest schema of subject {subject} (id {id}) has no message {}",
+                w.full_name
+            ))
+        })?;
+        Ok((id, compile::indexes_of(&message)))
+    }
+
     fn id_for(&self, subject: &str, w: &Writer) -> Result<i32> {
         let key = (subject.to_owned(), w.text.clone());
         if let Some(id) = lock(&self.ids).get(&key) {
@@ -265,11 +299,15 @@ impl ProtobufConverter {
 impl Converter for ProtobufConverter {
     fn configure(&mut self, props: &ConfigMap, is_key: bool) -> Result<()> {
         let config = RegistryConverterConfig::parse_with(protobuf_config_def(), props, is_key)?;
-        if config.use_latest_version {
+        if config.use_latest_version && config.latest_compatibility_strict {
             return Err(ConnectError::invalid_value(
-                config::USE_LATEST_VERSION,
+                config::LATEST_COMPATIBILITY_STRICT,
                 "true",
-                "use.latest.version is not supported by this worker's ProtobufConverter (it needs Confluent's Protobuf compatibility check)",
+                &format!(
+                    "{}=true needs {}=false with this worker's ProtobufConverter: the Protobuf compatibility check Confluent's serializer runs first is not implemented",
+                    config::USE_LATEST_VERSION,
+                    config::LATEST_COMPATIBILITY_STRICT
+                ),
             ));
         }
         let data = ProtobufData::new(data_config(props)?);
@@ -316,10 +354,10 @@ impl Converter for ProtobufConverter {
             .config
             .subject_strategy
             .subject(topic, state.is_key, &w.full_name);
-        let id = state.id_for(&subject, &w).map_err(fail)?;
+        let (id, indexes) = state.written_as(&subject, &w).map_err(fail)?;
         let mut out = Vec::with_capacity(64);
         wire::write_header(&mut out, id);
-        compile::write_indexes(&mut out, &w.indexes);
+        compile::write_indexes(&mut out, &indexes);
         message
             .encode(&mut out)
             .map_err(|e| fail(ConnectError::data(e.to_string())))?;
@@ -339,9 +377,30 @@ impl Converter for ProtobufConverter {
         };
         let (id, rest) = wire::read_header(bytes).map_err(fail)?;
         let (indexes, payload) = compile::read_indexes(rest).map_err(fail)?;
-        let reader = state.reader_for(id).map_err(fail)?;
+        let mut reader = state.reader_for(id).map_err(fail)?;
+        let (mut read_id, mut indexes) = (id, indexes);
+        if state.config.use_latest_version {
+            // Read with the subject's latest schema: its message of the writer's name, else its
+            // first.
+            let name = reader
+                .compiled
+                .message_at(&indexes)
+                .map_err(fail)?
+                .full_name()
+                .to_owned();
+            let subject = state
+                .config
+                .subject_strategy
+                .subject(topic, state.is_key, &name);
+            let (latest_id, latest) = state.latest(&subject).map_err(fail)?;
+            indexes = match latest.compiled.message(&name) {
+                Ok(m) => compile::indexes_of(&m),
+                Err(_) => vec![0],
+            };
+            (read_id, reader) = (latest_id, latest);
+        }
         let entry = state
-            .message_for(topic, id, &reader, &indexes)
+            .message_for(topic, read_id, &reader, &indexes)
             .map_err(fail)?;
         let (descriptor, connect) = (&entry.0, &entry.1);
         let message = DynamicMessage::decode(descriptor.clone(), payload).map_err(|e| {
@@ -388,13 +447,16 @@ mod tests {
         let d = &c.state().unwrap().data.config;
         assert!(d.wrapper_for_nullables && d.int_for_enums && !d.optional_for_nullables);
         for (k, v) in [
-            ("use.latest.version", "true"),
+            ("latest.compatibility.strict", "true"),
             ("skip.known.types", "false"),
             ("reference.lookup.only", "true"),
             ("normalize.schemas", "true"),
         ] {
             let e = ProtobufConverter::default()
-                .configure(&props(&[url, (k, v)]), false)
+                .configure(
+                    &props(&[url, ("use.latest.version", "true"), (k, v)]),
+                    false,
+                )
                 .unwrap_err();
             assert!(e.to_string().contains(k), "{k}: {e}");
         }
