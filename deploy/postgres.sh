@@ -83,6 +83,12 @@ running() { [ -n "$bin" ] && [ -f "$data/PG_VERSION" ] && as_pg "$bin/pg_ctl" -D
 
 up() {
   if [ -z "$bin" ]; then install_postgres; bin=$(find_bin) || { echo "postgres.sh: initdb not found after install" >&2; exit 1; }; set_home; fi
+  if running && [ "$(as_pg "$bin/psql" -h "$home/sock" -p "$port" -U postgres -Atc 'show wal_level' 2>/dev/null)" != logical ]; then
+    # Started by an older version of this script: logical decoding (change data capture) needs
+    # wal_level=logical, which takes a restart.
+    echo "postgres.sh: restarting PostgreSQL with wal_level=logical" >&2
+    as_pg "$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null
+  fi
   if running; then
     echo "postgres.sh: reusing the running PostgreSQL on port $port" >&2
     if password_rule; then as_pg "$bin/pg_ctl" -D "$data" reload >/dev/null; fi
@@ -97,7 +103,7 @@ up() {
     fi
     password_rule || true  # false when the rule is already there (a restart)
     as_pg "$bin/pg_ctl" -D "$data" -l "$home/postgres.log" -w -t 60 \
-      -o "-p $port -k $home/sock -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off -c ssl=on -c ssl_cert_file=$home/tls/server.pem -c ssl_key_file=$home/tls/server.key" \
+      -o "-p $port -k $home/sock -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off -c wal_level=logical -c max_replication_slots=40 -c max_wal_senders=40 -c ssl=on -c ssl_cert_file=$home/tls/server.pem -c ssl_key_file=$home/tls/server.key" \
       start >/dev/null || { tail -n 30 "$home/postgres.log" >&2; exit 1; }
     echo "postgres.sh: started PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on port $port" >&2
   fi

@@ -4,12 +4,14 @@
 //!   (compatible with Kafka's `VerifiableSourceConnector`).
 //! - [`file`]: `FileStreamSource` / `FileStreamSink`, offset-compatible with Kafka's.
 //! - [`jdbc`]: Postgres table source, upsert sink, offsets-with-data sink.
+//! - [`cdc`]: Postgres change data capture (logical replication, Debezium's record format).
 //! - [`objectstore`]: files per topic-partition with deterministic names (local, S3).
 //! - [`testing`]: in-memory offset reader, recording transaction context and friends, to drive
 //!   connectors through the traits without Kafka.
 //!
 //! [`builtin_plugins`] lists them all.
 
+pub mod cdc;
 pub mod file;
 pub mod jdbc;
 pub mod objectstore;
@@ -53,6 +55,13 @@ pub fn builtin_plugins() -> PluginRegistry {
             aliases: &[],
             version: VERSION,
             task_class: jdbc::SOURCE_TASK_CLASS,
+            task_aliases: &[],
+        })
+        .register_source::<cdc::PostgresCdcSourceConnector>(PluginDesc {
+            class: cdc::CONNECTOR_CLASS,
+            aliases: &[],
+            version: VERSION,
+            task_class: cdc::TASK_CLASS,
             task_aliases: &[],
         })
         .register_sink::<jdbc::PostgresSinkConnector>(PluginDesc {

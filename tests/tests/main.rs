@@ -36,6 +36,7 @@ mod shutdown;
 mod sink_object_store;
 mod sink_postgres;
 mod source_postgres;
+mod source_postgres_cdc;
 mod standalone;
 mod storage_topics;
 mod task_failures;

@@ -12,7 +12,7 @@
 //! any size is one statement. `pg` holds what the three share.
 
 mod config;
-mod pg;
+pub(crate) mod pg;
 mod sink;
 mod source;
 pub mod url;
