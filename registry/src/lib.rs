@@ -40,6 +40,10 @@ pub fn converter_plugins() -> Vec<ConverterPlugin> {
             new: || Box::new(avro::converter::AvroConverter::apicurio()),
         },
         ConverterPlugin {
+            class: apicurio::APICURIO_PROTOBUF_CONVERTER,
+            new: || Box::new(apicurio::protobuf::ApicurioProtobufConverter::default()),
+        },
+        ConverterPlugin {
             class: protobuf::converter::CONFLUENT_PROTOBUF_CONVERTER,
             new: || Box::new(protobuf::converter::ProtobufConverter::default()),
         },

@@ -1,5 +1,6 @@
-//! Apicurio Registry's converter class names (`io.apicurio.registry.utils.converter.*`) with
-//! Apicurio's keys, for the data Apicurio's serdes 3.x write by default: the schema's content
+//! Apicurio Registry's converter class names (`io.apicurio.registry.utils.converter.AvroConverter`
+//! and `ProtobufConverter` ([`protobuf`])) with Apicurio's keys, for the data Apicurio's serdes
+//! 3.x write by default: the schema's content
 //! id as a 4-byte int after magic byte 0 (Apicurio's `Default4ByteIdHandler`), which is the id
 //! Apicurio's Confluent-compatible API (`/apis/ccompat/v7`) answers, and the artifact
 //! `<topic>-value` in the default group, which is that API's subject. So Apicurio's keys are
@@ -7,12 +8,51 @@
 //! that would write another format (ids in headers, 8-byte global ids, JSON-encoded Avro, another
 //! group) are validation errors naming the key.
 
+pub mod protobuf;
+pub mod protobuf_data;
+
 use connect_api::config::{ConfigType, Importance, TypedValue, validators};
 use connect_api::{ConfigDef, ConfigKey, ConfigMap, ConnectError, Result};
 
 use crate::config as c;
 
 pub const APICURIO_AVRO_CONVERTER: &str = "io.apicurio.registry.utils.converter.AvroConverter";
+pub use protobuf::APICURIO_PROTOBUF_CONVERTER;
+
+/// Which of Apicurio's converters: the shared keys, and each one's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApicurioFormat {
+    Avro,
+    Protobuf,
+}
+
+impl ApicurioFormat {
+    pub fn class(self) -> &'static str {
+        match self {
+            Self::Avro => APICURIO_AVRO_CONVERTER,
+            Self::Protobuf => APICURIO_PROTOBUF_CONVERTER,
+        }
+    }
+}
+
+/// Apicurio's Protobuf serde settings (`ProtobufSerializerConfig` / `ProtobufDeserializerConfig`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProtobufSerde {
+    /// `apicurio.registry.serde.send-type-ref` (default true): a `Ref` before the message.
+    pub send_type_ref: bool,
+    /// `apicurio.registry.serde.send-indexes` (default false): message indexes after the Ref.
+    pub send_indexes: bool,
+    /// `apicurio.registry.serde.read-type-ref` (default true).
+    pub read_type_ref: bool,
+    /// `apicurio.registry.serde.read-indexes` (default false).
+    pub read_indexes: bool,
+}
+
+const SEND_TYPE_REF: &str = "apicurio.registry.serde.send-type-ref";
+const SEND_INDEXES: &str = "apicurio.registry.serde.send-indexes";
+const READ_TYPE_REF: &str = "apicurio.registry.serde.read-type-ref";
+const READ_INDEXES: &str = "apicurio.registry.serde.read-indexes";
+const VALIDATION_ENABLED: &str = "apicurio.registry.serde.validation-enabled";
 
 const URL: &str = "apicurio.registry.url";
 const AUTO_REGISTER: &str = "apicurio.registry.auto-register";
@@ -32,12 +72,23 @@ const FIXED: &[(&str, &str)] = &[
         "io.apicurio.registry.serde.Default4ByteIdHandler",
     ),
     ("apicurio.registry.headers.enabled", "false"),
-    ("apicurio.registry.avro.encoding", "BINARY"),
     ("apicurio.registry.artifact.group-id", "default"),
     ("apicurio.registry.dereference-schema", "false"),
     ("apicurio.registry.canonicalize", "false"),
     ("apicurio.registry.serde.contract-rules.enabled", "false"),
 ];
+
+/// Each converter's own keys that must keep their value.
+fn fixed_for(format: ApicurioFormat) -> &'static [(&'static str, &'static str)] {
+    match format {
+        ApicurioFormat::Avro => &[("apicurio.registry.avro.encoding", "BINARY")],
+        // Java-class lookups of the deserializer (the converter reads DynamicMessages).
+        ApicurioFormat::Protobuf => &[
+            ("apicurio.protobuf.derive.class", "false"),
+            ("apicurio.protobuf.fallback.on-schema-error", "false"),
+        ],
+    }
+}
 
 /// Apicurio keys accepted with no effect here (client tuning this client does its own way).
 const NO_EFFECT: &[&str] = &[
@@ -79,8 +130,15 @@ fn key(name: &str, t: ConfigType, doc: &str) -> ConfigKey {
     ConfigKey::new(name, t, Importance::Medium, doc)
 }
 
-/// Apicurio's keys this class takes (Avro's data keys as for Confluent's class).
+/// The keys `io.apicurio.registry.utils.converter.AvroConverter` takes (Avro's data keys as for
+/// Confluent's class).
 pub fn config_def() -> ConfigDef {
+    config_def_for(ApicurioFormat::Avro)
+}
+
+/// The keys of Apicurio's `format` converter.
+pub fn config_def_for(format: ApicurioFormat) -> ConfigDef {
+    let class = format.class();
     let mut def = ConfigDef::new()
         .define(
             key(URL, ConfigType::String, "The URL of Apicurio Registry's API (e.g. http://registry:8080/apis/registry/v3).")
@@ -94,7 +152,19 @@ pub fn config_def() -> ConfigDef {
                 })),
         )
         .define(key(AUTO_REGISTER, ConfigType::Boolean, "Register the schema when it is not yet in the registry.").default_value(false))
-        .define(key(FIND_LATEST, ConfigType::Boolean, "Write with the latest version of the artifact.").default_value(false))
+        .define({
+            let k = key(FIND_LATEST, ConfigType::Boolean, "Write with the latest version of the artifact.").default_value(false);
+            if format == ApicurioFormat::Protobuf {
+                k.validator(validators::lambda("false", |k, v| match v {
+                    Some(TypedValue::Boolean(true)) => Err(ConnectError::invalid_value(k, "true", &format!(
+                        "{k}=true is not supported by this worker's {APICURIO_PROTOBUF_CONVERTER} (it needs Apicurio's Protobuf compatibility check)"
+                    ))),
+                    _ => Ok(()),
+                }))
+            } else {
+                k
+            }
+        })
         .define(
             key(STRATEGY, ConfigType::Class, "How the artifact is named: TopicIdStrategy, RecordIdStrategy or TopicRecordIdStrategy.")
                 .default_null()
@@ -110,7 +180,7 @@ pub fn config_def() -> ConfigDef {
         .define(key(TLS_CERTIFICATES, ConfigType::Password, "Trusted certificates (PEM).").default_null())
         .define(key(TLS_TRUSTSTORE_LOCATION, ConfigType::String, "Trust store file (PEM here).").default_null())
         .define(key(TLS_TRUSTSTORE_TYPE, ConfigType::String, "Trust store type: PEM here.").default_value("JKS"));
-    for (name, required) in FIXED {
+    for (name, required) in FIXED.iter().chain(fixed_for(format)) {
         let required: &'static str = required;
         let name: &'static str = name;
         def = def.define(
@@ -122,7 +192,7 @@ pub fn config_def() -> ConfigDef {
                         Ok(())
                     } else {
                         Err(ConnectError::invalid_value(k, v, &format!(
-                            "this worker's {APICURIO_AVRO_CONVERTER} writes and reads the 4-byte content id after magic byte 0 (Apicurio 3's default): {name} must be {required}"
+                            "this worker's {class} writes and reads the 4-byte content id after magic byte 0 (Apicurio 3's default): {name} must be {required}"
                         )))
                     }
                 })),
@@ -131,7 +201,42 @@ pub fn config_def() -> ConfigDef {
     for name in NO_EFFECT {
         def = def.define(key(name, ConfigType::String, "Accepted; no effect here.").default_null());
     }
-    for k in c::config_def(true).keys() {
+    if format == ApicurioFormat::Protobuf {
+        let flag = |name: &str, default: bool, doc: &str| {
+            key(name, ConfigType::Boolean, doc).default_value(default)
+        };
+        def = def
+            .define(flag(
+                SEND_TYPE_REF,
+                true,
+                "Write a Ref naming the message type before the message.",
+            ))
+            .define(flag(
+                SEND_INDEXES,
+                false,
+                "Write the message indexes (after the Ref).",
+            ))
+            .define(flag(
+                READ_TYPE_REF,
+                true,
+                "Read the Ref before the message.",
+            ))
+            .define(flag(
+                READ_INDEXES,
+                false,
+                "Read message indexes before the Ref.",
+            ))
+            .define(flag(
+                VALIDATION_ENABLED,
+                true,
+                "Accepted; no effect here: the schema written is always the record's own.",
+            ));
+    }
+    let data_keys = match format {
+        ApicurioFormat::Avro => c::config_def(true),
+        ApicurioFormat::Protobuf => c::format_config_def(c::Format::Protobuf),
+    };
+    for k in data_keys.keys() {
         if !k.name.starts_with("schema.registry.")
             && !k.name.starts_with("basic.auth.")
             && !k.name.ends_with(".subject.name.strategy")
@@ -148,19 +253,42 @@ pub fn config_def() -> ConfigDef {
 
 /// Apicurio's keys as the Confluent converter's (after [`config_def`] accepted them).
 pub fn translate(props: &ConfigMap) -> Result<ConfigMap> {
-    let parsed = config_def().parse(props)?;
+    translate_for(props, ApicurioFormat::Avro).map(|(out, _)| out)
+}
+
+/// Apicurio's Protobuf converter's keys as the Confluent converter's, and its serde settings.
+pub fn translate_protobuf(props: &ConfigMap) -> Result<(ConfigMap, ProtobufSerde)> {
+    translate_for(props, ApicurioFormat::Protobuf)
+}
+
+fn translate_for(props: &ConfigMap, format: ApicurioFormat) -> Result<(ConfigMap, ProtobufSerde)> {
+    let def = config_def_for(format);
+    let parsed = def.parse(props)?;
     let mut out = ConfigMap::new();
     for (k, v) in props {
         if !k.starts_with("apicurio.") {
             out.insert(k.clone(), v.clone());
-        } else if config_def().key(k).is_none() {
+        } else if def.key(k).is_none() {
             return Err(ConnectError::invalid_value(
                 k,
                 v,
-                &format!("{k} is not supported by this worker's {APICURIO_AVRO_CONVERTER}"),
+                &format!("{k} is not supported by this worker's {}", format.class()),
             ));
         }
     }
+    let serde_flag = |k: &str, default: bool| {
+        if format == ApicurioFormat::Protobuf {
+            parsed.boolean(k).unwrap_or(default)
+        } else {
+            default
+        }
+    };
+    let serde = ProtobufSerde {
+        send_type_ref: serde_flag(SEND_TYPE_REF, true),
+        send_indexes: serde_flag(SEND_INDEXES, false),
+        read_type_ref: serde_flag(READ_TYPE_REF, true),
+        read_indexes: serde_flag(READ_INDEXES, false),
+    };
     let url = parsed.string(URL).unwrap_or_default();
     out.insert(
         c::SCHEMA_REGISTRY_URL.into(),
@@ -198,7 +326,7 @@ pub fn translate(props: &ConfigMap) -> Result<ConfigMap> {
                 .to_owned(),
         );
     }
-    Ok(out)
+    Ok((out, serde))
 }
 
 #[cfg(test)]
