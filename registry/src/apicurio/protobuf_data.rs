@@ -37,7 +37,8 @@
 //! Java parses the registered text with `FileDescriptorUtils.toDescriptor`, which drops proto3
 //! `optional` (and the oneofs it implies): every non-repeated field reads back as a *required*
 //! Connect field, an absent one as its default (0, "", false, empty bytes, a struct of defaults);
-//! fields in the text's order (the `optional` ones last). Arrays and maps are optional with
+//! the fields of real oneofs first, then the others in the text's order (so the `optional` ones
+//! of our texts last). Arrays and maps are optional with
 //! required elements; a message of one repeated field named `items` reads as that array; enums
 //! as their symbol's name; structs are named after the message's full name.
 
@@ -750,29 +751,35 @@ pub struct Reader<'a> {
     pub map_entries: &'a HashSet<String>,
 }
 
-/// The fields in the order Java's parsed descriptor has them: those of no oneof, then those of
-/// the real oneofs, then the proto3 `optional` ones.
+/// The fields in the order Java's parsed descriptor has them (`FileDescriptorUtils.toDynamicMessage`):
+/// the fields of the real oneofs first (oneof by oneof), then the others in the text's order
+/// (proto3 `optional` ones included, as plain fields).
 fn java_field_order(desc: &MessageDescriptor) -> Vec<FieldDescriptor> {
-    let mut plain = Vec::new();
-    let mut oneofs: Vec<(usize, FieldDescriptor)> = Vec::new();
-    let mut optional = Vec::new();
-    for f in desc.fields() {
-        match f.containing_oneof() {
-            None => plain.push(f),
-            Some(o) if o.is_synthetic() => optional.push(f),
-            Some(o) => {
-                let i = desc
-                    .oneofs()
-                    .position(|x| x.name() == o.name())
-                    .unwrap_or(usize::MAX);
-                oneofs.push((i, f));
-            }
-        }
+    let declared = declared_fields(desc);
+    let mut out: Vec<FieldDescriptor> = Vec::with_capacity(declared.len());
+    for o in desc.oneofs().filter(|o| !o.is_synthetic()) {
+        out.extend(
+            declared
+                .iter()
+                .filter(|f| f.containing_oneof().as_ref() == Some(&o))
+                .cloned(),
+        );
     }
-    oneofs.sort_by_key(|(i, _)| *i);
-    plain.extend(oneofs.into_iter().map(|(_, f)| f));
-    plain.extend(optional);
-    plain
+    out.extend(
+        declared
+            .into_iter()
+            .filter(|f| f.containing_oneof().is_none_or(|o| o.is_synthetic())),
+    );
+    out
+}
+
+/// The fields in the order the text declares them (prost-reflect's `fields()` is by number).
+fn declared_fields(desc: &MessageDescriptor) -> Vec<FieldDescriptor> {
+    desc.descriptor_proto()
+        .field
+        .iter()
+        .filter_map(|f| desc.get_field(u32::try_from(f.number()).ok()?))
+        .collect()
 }
 
 fn connect_field_name(f: &FieldDescriptor) -> String {
@@ -879,7 +886,7 @@ impl Reader<'_> {
     pub fn to_connect_value(&self, schema: &Schema, message: &DynamicMessage) -> Result<Value> {
         let desc = message.descriptor();
         let mut by_name: HashMap<String, FieldDescriptor> = HashMap::new();
-        for f in desc.fields() {
+        for f in declared_fields(&desc) {
             by_name.insert(connect_field_name(&f), f);
         }
         let mut values = Vec::with_capacity(schema.fields().len());

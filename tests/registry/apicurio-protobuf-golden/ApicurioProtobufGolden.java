@@ -23,6 +23,12 @@
 //   proto    the registered text
 //   hex      the bytes after the 5-byte header (Ref, then the message), lower-case hex
 //   read     what reading those bytes back gives, as JsonConverter writes it
+//
+// The `produced` cases are records of a producer application with generated classes and
+// Apicurio's ProtobufKafkaSerializer (what a sink's converter reads most): their text is the
+// producer's .proto as the serializer registers it (parsed, then printed by
+// FileDescriptorUtils), their bytes the Ref and the message (given as protobuf JSON); they have
+// no `connect`, and `produced: true`.
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.io.ByteArrayInputStream;
@@ -41,6 +47,7 @@ import com.google.protobuf.DynamicMessage;
 import com.squareup.wire.schema.internal.parser.MessageElement;
 import com.squareup.wire.schema.internal.parser.ProtoFileElement;
 import com.squareup.wire.schema.internal.parser.ProtoParser;
+import com.google.protobuf.util.JsonFormat;
 import io.apicurio.registry.utils.converter.protobuf.ProtobufData;
 import io.apicurio.registry.utils.protobuf.schema.FileDescriptorUtils;
 import org.apache.kafka.connect.data.Date;
@@ -128,6 +135,32 @@ public class ApicurioProtobufGolden {
         String readJson = new String(CONVERTER.fromConnectData("t", sv.schema(), sv.value()), StandardCharsets.UTF_8);
 
         System.out.println(line
+            + ",\"proto\":" + JSON.writeValueAsString(proto)
+            + ",\"hex\":" + JSON.writeValueAsString(HexFormat.of().formatHex(bytes))
+            + ",\"read\":" + readJson
+            + "}");
+    }
+
+    static void emitProduced(String name, String producerProto, String messageName, String json) throws Exception {
+        Descriptors.FileDescriptor producerFile = parseSchema(producerProto);
+        Descriptors.Descriptor type = producerFile.findMessageTypeByName(messageName);
+        DynamicMessage.Builder b = DynamicMessage.newBuilder(type);
+        JsonFormat.parser().merge(json, b);
+        DynamicMessage message = b.build();
+        String proto = FileDescriptorUtils.fileDescriptorToProtoFile(producerFile.toProto()).toSchema();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        DynamicMessage.newBuilder(REF).setField(REF.findFieldByName("name"), type.getName()).build().writeDelimitedTo(out);
+        message.writeTo(out);
+        byte[] bytes = out.toByteArray();
+
+        Descriptors.FileDescriptor file = parseSchema(proto);
+        ByteArrayInputStream in = new ByteArrayInputStream(bytes);
+        DynamicMessage.Builder refBuilder = DynamicMessage.newBuilder(REF);
+        refBuilder.mergeDelimitedFrom(in);
+        Descriptors.Descriptor descriptor = file.findMessageTypeByName((String) refBuilder.build().getField(REF.findFieldByName("name")));
+        SchemaAndValue sv = new ProtobufData().toConnectData(DynamicMessage.parseFrom(descriptor, in));
+        String readJson = new String(CONVERTER.fromConnectData("t", sv.schema(), sv.value()), StandardCharsets.UTF_8);
+        System.out.println("{\"name\":" + JSON.writeValueAsString(name) + ",\"produced\":true"
             + ",\"proto\":" + JSON.writeValueAsString(proto)
             + ",\"hex\":" + JSON.writeValueAsString(HexFormat.of().formatHex(bytes))
             + ",\"read\":" + readJson
@@ -281,5 +314,50 @@ public class ApicurioProtobufGolden {
         Schema arrayOfMaps = SchemaBuilder.struct().field("ms",
             SchemaBuilder.array(SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA).build()).build()).build();
         emit("array_of_maps", arrayOfMaps, new Struct(arrayOfMaps).put("ms", List.of(Map.of("a", 1))));
+
+        // Records of a producer with generated classes: nested messages and enums, map<> fields,
+        // proto3 optional and oneofs, the other integer types.
+        String shop = String.join("\n",
+            "syntax = \"proto3\";",
+            "package demo.shop;",
+            "option java_package = \"com.example.shop\";",
+            "message Header { string trace = 1; }",
+            "message Outer {",
+            "  enum Color { RED = 0; GREEN = 1; BLUE = 2; }",
+            "  message Inner { string a = 1; repeated int32 b = 2; }",
+            "  string id = 1;",
+            "  Color color = 2;",
+            "  optional int64 maybe = 3;",
+            "  Inner inner = 4;",
+            "  repeated Inner inners = 5;",
+            "  map<string, Inner> by_name = 6;",
+            "  oneof choice { string s = 7; int32 n = 8; }",
+            "  sint32 z = 9;",
+            "  uint64 u = 10;",
+            "  fixed32 f = 11;",
+            "  bytes raw = 12;",
+            "  map<string, string> labels = 13;",
+            "  repeated Color colors = 14;",
+            "  Header header = 15;",
+            "}",
+            "");
+        emitProduced("produced_nested", shop, "Outer",
+            "{\"id\":\"o-1\",\"color\":\"GREEN\",\"maybe\":\"5\",\"inner\":{\"a\":\"x\",\"b\":[1,2]},"
+            + "\"inners\":[{\"a\":\"y\"},{\"b\":[3]}],\"byName\":{\"k\":{\"a\":\"z\"}},\"n\":9,\"z\":-3,"
+            + "\"u\":\"18446744073709551615\",\"f\":4294967295,\"raw\":\"AAE=\",\"labels\":{\"b\":\"2\",\"a\":\"1\"},"
+            + "\"colors\":[\"BLUE\",\"RED\"]}");
+        emitProduced("produced_defaults", shop, "Outer", "{}");
+        emitProduced("produced_first_message", shop, "Header", "{\"trace\":\"t-1\"}");
+        String event = String.join("\n",
+            "syntax = \"proto3\";",
+            "package demo.events;",
+            "import \"google/protobuf/timestamp.proto\";",
+            "message Event {",
+            "  string name = 1;",
+            "  google.protobuf.Timestamp at = 2;",
+            "}",
+            "");
+        emitProduced("produced_timestamp", event, "Event",
+            "{\"name\":\"e\",\"at\":\"2023-11-14T22:13:20.123Z\"}");
     }
 }
