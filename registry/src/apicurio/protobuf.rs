@@ -416,3 +416,121 @@ fn write_apicurio_indexes(out: &mut Vec<u8>, indexes: &[i32]) {
         put(i);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn props(pairs: &[(&str, &str)]) -> ConfigMap {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    const URL: (&str, &str) = (
+        "apicurio.registry.url",
+        "http://127.0.0.1:1/apis/registry/v3",
+    );
+
+    #[test]
+    fn keys_implemented_and_refused() {
+        let mut c = ApicurioProtobufConverter::default();
+        c.configure(
+            &props(&[
+                URL,
+                ("apicurio.registry.serde.send-type-ref", "false"),
+                ("apicurio.registry.serde.send-indexes", "true"),
+                ("apicurio.registry.serde.validation-enabled", "false"),
+                ("apicurio.registry.headers.enabled", "false"),
+                ("apicurio.protobuf.derive.class", "false"),
+            ]),
+            false,
+        )
+        .unwrap();
+        let s = c.state().unwrap();
+        assert_eq!(
+            s.serde,
+            ProtobufSerde {
+                send_type_ref: false,
+                send_indexes: true,
+                read_type_ref: true,
+                read_indexes: false
+            }
+        );
+        assert_eq!(
+            s.config.client.urls,
+            ["http://127.0.0.1:1/apis/ccompat/v7".to_owned()]
+        );
+        for (k, v) in [
+            ("apicurio.registry.find-latest", "true"),
+            ("apicurio.registry.headers.enabled", "true"),
+            ("apicurio.registry.use-id", "globalId"),
+            ("apicurio.protobuf.derive.class", "true"),
+            (
+                "apicurio.registry.deserializer.value.return-class",
+                "com.example.Order",
+            ),
+            ("apicurio.registry.avro.encoding", "JSON"),
+        ] {
+            let e = ApicurioProtobufConverter::default()
+                .configure(&props(&[URL, (k, v)]), false)
+                .unwrap_err();
+            assert!(e.to_string().contains(k), "{k}: {e}");
+        }
+        assert!(
+            ApicurioProtobufConverter::default()
+                .configure(&props(&[]), false)
+                .is_err()
+        );
+        let def = c.config_def();
+        for k in [
+            "apicurio.registry.url",
+            "apicurio.registry.serde.send-type-ref",
+            "apicurio.registry.serde.read-indexes",
+            "schemas.cache.config",
+        ] {
+            assert!(def.key(k).is_some(), "{k}");
+        }
+        assert!(def.key("apicurio.registry.avro.encoding").is_none());
+    }
+
+    #[test]
+    fn null_schemaless_and_non_struct() {
+        let mut c = ApicurioProtobufConverter::default();
+        c.configure(&props(&[URL]), true).unwrap();
+        assert!(
+            c.from_connect_data("t", None, &Value::Null)
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            c.from_connect_data("t", Some(&Schema::string()), &Value::Null)
+                .unwrap()
+                .is_none()
+        );
+        assert_eq!(c.to_connect_data("t", None).unwrap(), SchemaAndValue::NULL);
+        let e = c
+            .from_connect_data("t", None, &Value::String("x".into()))
+            .unwrap_err();
+        assert!(e.to_string().contains("schemaless"), "{e}");
+        // Refused before any registry call (the URL above answers nothing).
+        let e = c
+            .from_connect_data("t", Some(&Schema::string()), &"x".into())
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("Top-level Protobuf converter schema must be a struct"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn apicurio_message_indexes_are_count_then_indexes() {
+        let mut out = Vec::new();
+        write_apicurio_indexes(&mut out, &[0]);
+        assert_eq!(out, [2, 0]);
+        let (read, rest) = compile::read_indexes(&[2, 6, 9]).unwrap();
+        assert_eq!((read, rest), (vec![3], &[9u8][..]));
+    }
+}
