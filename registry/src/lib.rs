@@ -9,8 +9,10 @@
 //!   lib (plugins, install) ─▶ avro::converter ─▶ avro::{data, codec, compat, schema}
 //!                        │         │
 //!                        │         └▶ config ─▶ client (HTTP, caches), subject, wire
-//!                        └▶ json_schema::converter ─▶ json_schema::{data, schema, json}
-//!                                  └▶ config ─▶ client, subject, wire
+//!                        ├▶ json_schema::converter ─▶ json_schema::{data, schema, json}
+//!                        │         └▶ config ─▶ client, subject, wire
+//!                        └▶ apicurio::protobuf ─▶ apicurio::{protobuf_data, (keys)},
+//!                                  protobuf::compile, config ─▶ client, wire
 //! ```
 //!
 //! The worker installs them into `connect_api`'s converter lookup at start-up ([`install`]),
