@@ -3,7 +3,8 @@
 //! `io.confluent.connect.avro.AvroConverter`, `io.confluent.connect.protobuf.ProtobufConverter`
 //! ([`protobuf`]), `io.confluent.connect.json.JsonSchemaConverter` ([`json_schema`]), and
 //! Apicurio's `io.apicurio.registry.utils.converter.AvroConverter` with Apicurio's keys
-//! ([`apicurio`]).
+//! ([`apicurio`]) and its `ProtobufConverter` (Apicurio's own format and mapping:
+//! [`apicurio::protobuf`]).
 //!
 //! ```text
 //!   lib (plugins, install) ─▶ avro::converter ─▶ avro::{data, codec, compat, schema}
