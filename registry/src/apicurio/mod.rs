@@ -168,11 +168,18 @@ pub fn config_def_for(format: ApicurioFormat) -> ConfigDef {
         .define(
             key(STRATEGY, ConfigType::Class, "How the artifact is named: TopicIdStrategy, RecordIdStrategy or TopicRecordIdStrategy.")
                 .default_null()
-                .validator(validators::lambda("an artifact resolver strategy", |k, v| {
+                .validator(validators::lambda("an artifact resolver strategy", move |k, v| {
                     let v = v.and_then(TypedValue::as_str).unwrap_or_default();
-                    subject_strategy(v).map(|_| ()).ok_or_else(|| {
-                        ConnectError::invalid_value(k, v, "this worker has TopicIdStrategy, RecordIdStrategy and TopicRecordIdStrategy")
-                    })
+                    match subject_strategy(v) {
+                        // Apicurio's record strategies read an Avro schema's name: Avro only.
+                        Some(s) if format == ApicurioFormat::Protobuf && s != crate::subject::TOPIC_NAME_STRATEGY => {
+                            Err(ConnectError::invalid_value(k, v, &format!(
+                                "Apicurio's record strategies are for Avro: this worker's {APICURIO_PROTOBUF_CONVERTER} takes TopicIdStrategy"
+                            )))
+                        }
+                        Some(_) => Ok(()),
+                        None => Err(ConnectError::invalid_value(k, v, "this worker has TopicIdStrategy, RecordIdStrategy and TopicRecordIdStrategy")),
+                    }
                 })),
         )
         .define(key(USERNAME, ConfigType::String, "User for HTTP basic authentication.").default_null())

@@ -472,6 +472,10 @@ mod tests {
                 "com.example.Order",
             ),
             ("apicurio.registry.avro.encoding", "JSON"),
+            (
+                "apicurio.registry.artifact-resolver-strategy",
+                "io.apicurio.registry.serde.avro.strategy.RecordIdStrategy",
+            ),
         ] {
             let e = ApicurioProtobufConverter::default()
                 .configure(&props(&[URL, (k, v)]), false)
