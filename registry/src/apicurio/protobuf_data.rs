@@ -145,7 +145,7 @@ fn sanitize_type_name(name: &str) -> String {
 }
 
 /// Java's `String.split` on a literal: trailing empty parts dropped.
-fn java_split<'a>(s: &'a str, sep: char) -> Vec<&'a str> {
+fn java_split(s: &str, sep: char) -> Vec<&str> {
     let mut parts: Vec<&str> = s.split(sep).collect();
     while parts.len() > 1 && parts.last().is_some_and(|p| p.is_empty()) {
         parts.pop();
@@ -224,7 +224,7 @@ impl Ctx {
         let mut fields = Vec::with_capacity(schema.fields().len());
         let mut seen = HashSet::new();
         for (i, f) in schema.fields().iter().enumerate() {
-            let field = self.to_field(&f.name, &f.schema, i as u32 + 1)?;
+            let field = self.field_for(&f.name, &f.schema, i as u32 + 1)?;
             if !seen.insert(field.name.clone()) {
                 return Err(ConnectError::data(format!(
                     "Invalid Protobuf schema generated from Connect schema: field name \"{}\" is already defined in {name}",
@@ -241,7 +241,7 @@ impl Ctx {
         Ok(name)
     }
 
-    fn to_field(&mut self, name: &str, schema: &Schema, number: u32) -> Result<ProtoField> {
+    fn field_for(&mut self, name: &str, schema: &Schema, number: u32) -> Result<ProtoField> {
         let sanitised = sanitize_identifier(name, false);
         let changed = name != sanitised;
         let (label, ty, json) = match schema.schema_type() {
