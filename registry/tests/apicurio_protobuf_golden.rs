@@ -150,7 +150,7 @@ fn check(case: &Case) -> Vec<(&'static str, String)> {
 fn apicurio_protobuf_mapping_matches_java() {
     common::run_golden(
         "apicurio-protobuf-data.jsonl",
-        24,
+        27,
         parse_case,
         |c| c.name.as_str(),
         check,

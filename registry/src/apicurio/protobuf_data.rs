@@ -144,13 +144,62 @@ fn sanitize_type_name(name: &str) -> String {
     std::iter::once(first).chain(chars).collect()
 }
 
-/// Java's `String.split` on a literal: trailing empty parts dropped.
+/// Java's `String.split` on a literal: the whole string when it has no separator, else the
+/// parts with the trailing empty ones dropped (none left when all are empty).
 fn java_split(s: &str, sep: char) -> Vec<&str> {
+    if !s.contains(sep) {
+        return vec![s];
+    }
     let mut parts: Vec<&str> = s.split(sep).collect();
-    while parts.len() > 1 && parts.last().is_some_and(|p| p.is_empty()) {
+    while parts.last().is_some_and(|p| p.is_empty()) {
         parts.pop();
     }
     parts
+}
+
+/// protobuf-java's `validateSymbolName`: ASCII letters, `_`, and digits after the first.
+fn check_identifier(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name
+            .bytes()
+            .enumerate()
+            .all(|(i, c)| c.is_ascii_alphabetic() || c == b'_' || (c.is_ascii_digit() && i > 0));
+    if ok {
+        Ok(())
+    } else {
+        Err(ConnectError::data(format!(
+            "Invalid Protobuf schema generated from Connect schema: \"{name}\" is not a valid identifier"
+        )))
+    }
+}
+
+/// `FileDescriptorUtils.getDefaultJsonName`, which Apicurio's serializer calls on a field with a
+/// `json_name` when printing the text: it fails (`StringIndexOutOfBoundsException`) on a name
+/// with `__` inside or of underscores only.
+fn check_default_json_name(name: &str) -> Result<()> {
+    let parts = java_split(name, '_');
+    if parts.is_empty() || parts.iter().skip(1).any(|p| p.is_empty()) {
+        return Err(ConnectError::data(format!(
+            "Apicurio's serializer cannot print the field {name} (a scrubbed name with \"__\" and a json_name: Java's FileDescriptorUtils fails on it)"
+        )));
+    }
+    Ok(())
+}
+
+/// Wire's escaping of a string option's value.
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn sanitize_qualified(name: &str) -> String {
@@ -371,8 +420,22 @@ impl ProtoFile {
             all_names: HashSet::new(),
         };
         let root = ctx.add_message(&message_name(schema), schema)?;
+        let package = package_name(schema);
+        // What protobuf-java's `FileDescriptor.buildFrom` and the printing refuse.
+        for part in package.split('.') {
+            check_identifier(part)?;
+        }
+        for m in &ctx.messages {
+            check_identifier(&m.name)?;
+            for f in &m.fields {
+                check_identifier(&f.name)?;
+                if f.json_name.is_some() {
+                    check_default_json_name(&f.name)?;
+                }
+            }
+        }
         Ok(Self {
-            package: package_name(schema),
+            package,
             messages: ctx.messages,
             root,
         })
@@ -423,7 +486,7 @@ impl ProtoFile {
                 };
                 out.push_str(&format!("{ty} {} = {}", f.name, f.number));
                 if let Some(j) = &f.json_name {
-                    out.push_str(&format!(" [json_name = \"{j}\"]"));
+                    out.push_str(&format!(" [json_name = \"{}\"]", escape(j)));
                 }
                 out.push_str(";\n");
             }

@@ -18,8 +18,8 @@
 // Each line has:
 //   name     the case
 //   connect  the schema and value as Apache's JsonConverter (schemas.enable=true) writes them
-//   error    when Java's converter refuses the value: the exception's class and message (no
-//            proto, hex or read then)
+//   error    when Java's converter refuses the value (building the message or printing its
+//            text): the exception's class and message (no proto, hex or read then)
 //   proto    the registered text
 //   hex      the bytes after the 5-byte header (Ref, then the message), lower-case hex
 //   read     what reading those bytes back gives, as JsonConverter writes it
@@ -109,14 +109,15 @@ public class ApicurioProtobufGolden {
         StringBuilder line = new StringBuilder("{\"name\":" + JSON.writeValueAsString(name) + ",\"connect\":" + connect);
         // A fresh ProtobufData a case, as a converter's first record.
         DynamicMessage message;
+        String proto;
         try {
             message = new ProtobufData().fromConnectData(schema, value);
+            proto = FileDescriptorUtils.fileDescriptorToProtoFile(message.getDescriptorForType().getFile().toProto())
+                .toSchema();
         } catch (RuntimeException e) {
             System.out.println(line + ",\"error\":" + JSON.writeValueAsString(e.getClass().getName() + ": " + e.getMessage()) + "}");
             return;
         }
-        String proto = FileDescriptorUtils.fileDescriptorToProtoFile(message.getDescriptorForType().getFile().toProto())
-            .toSchema();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         DynamicMessage.newBuilder(REF).setField(REF.findFieldByName("name"), message.getDescriptorForType().getName())
             .build().writeDelimitedTo(out);
@@ -281,6 +282,22 @@ public class ApicurioProtobufGolden {
             .build();
         emit("scrubbed_names", odd, new Struct(odd).put("user-id", 5).put("first.name", "f").put("1st", (short) 1)
             .put("snake_case", "s").put("sub-record", new Struct(odd.field("sub-record").schema()).put("x", 1)));
+
+        // A quote, a backslash and a character beyond the BMP (two UTF-16 units: `__`) in names.
+        Schema quotes = SchemaBuilder.struct().name("ns.quoted")
+            .field("a\"b", Schema.STRING_SCHEMA)
+            .field("c\\d", Schema.INT8_SCHEMA)
+            .field("smile\ud83d\ude00", Schema.BOOLEAN_SCHEMA)
+            .build();
+        emit("quote_and_backslash", quotes, new Struct(quotes).put("a\"b", "h").put("c\\d", (byte) 1)
+            .put("smile\ud83d\ude00", true));
+        // A scrubbed name with `__` inside and a json_name: FileDescriptorUtils' default json name
+        // of it fails (StringIndexOutOfBoundsException).
+        Schema doubled = SchemaBuilder.struct().name("ns.Doubled").field("say \"hi\"", Schema.STRING_SCHEMA).build();
+        emit("double_underscore_json_name", doubled, new Struct(doubled).put("say \"hi\"", "h"));
+        // Letters beyond ASCII are kept by the scrubbing, and protobuf refuses them.
+        Schema unicode = SchemaBuilder.struct().name("ns.Unicode").field("\u00fcber", Schema.INT32_SCHEMA).build();
+        emit("non_ascii_letters", unicode, new Struct(unicode).put("\u00fcber", 2));
 
         // Message names: the same preferred name twice gets a suffix.
         Schema inner1 = SchemaBuilder.struct().field("a", Schema.INT32_SCHEMA).build();
