@@ -54,9 +54,8 @@ struct Writer {
     indexes: Vec<i32>,
 }
 
-/// A registered schema the converter reads.
+/// A registered schema the converter reads (its descriptors hold the compiled pool).
 struct Reader {
-    pool: DescriptorPool,
     /// Full names of the messages that were map entries (cleared in `pool`).
     map_entries: HashSet<String>,
     /// The main file's top-level messages, in order.
@@ -208,9 +207,8 @@ impl State {
                 registered.schema_type
             )));
         }
-        let (pool, map_entries, messages) = compile_for_reading(&registered.text)?;
+        let (_pool, map_entries, messages) = compile_for_reading(&registered.text)?;
         let r = Arc::new(Reader {
-            pool,
             map_entries,
             messages,
             schemas: Mutex::default(),
@@ -381,7 +379,6 @@ impl Converter for ApicurioProtobufConverter {
         let desc = reader
             .root(id, name.as_deref(), indexes.as_deref())
             .map_err(fail)?;
-        let _ = &reader.pool;
         let schema = reader.schema_for(&desc).map_err(fail)?;
         let message = DynamicMessage::decode(desc, rest).map_err(|e| {
             fail(ConnectError::data(format!(
