@@ -44,7 +44,7 @@ const JSON: &str = "application/json";
 /// Apicurio's registry keys and `JsonConverter`'s (`schemas.enable` only `true`: the schema is
 /// the registry's; no `schema.content`).
 pub fn config_def() -> ConfigDef {
-    let mut def = apicurio::registry_config_def();
+    let mut def = apicurio::registry_config_def(apicurio::ApicurioFormat::ExtJson);
     for k in JsonConverter::json_config_def().keys() {
         let k = match k.name.as_str() {
             "schemas.enable" => k.clone().validator(validators::lambda("true", |name, v| {
@@ -250,8 +250,8 @@ impl ExtJsonConverter {
 
 impl Converter for ExtJsonConverter {
     fn configure(&mut self, config: &ConfigMap, is_key: bool) -> Result<()> {
-        let translated =
-            apicurio::translate_with(config_def(), APICURIO_EXT_JSON_CONVERTER, config)?;
+        let (translated, _) =
+            apicurio::translate_with(config_def(), apicurio::ApicurioFormat::ExtJson, config)?;
         let json_def = JsonConverter::json_config_def();
         let (mut json_props, registry_props): (ConfigMap, ConfigMap) = translated
             .into_iter()

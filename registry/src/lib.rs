@@ -3,14 +3,17 @@
 //! `io.confluent.connect.avro.AvroConverter`, `io.confluent.connect.protobuf.ProtobufConverter`
 //! ([`protobuf`]), `io.confluent.connect.json.JsonSchemaConverter` ([`json_schema`]), and
 //! Apicurio's `io.apicurio.registry.utils.converter.AvroConverter` with Apicurio's keys
-//! ([`apicurio`]) and `io.apicurio.registry.utils.converter.ExtJsonConverter` ([`ext_json`]).
+//! ([`apicurio`]), its `ProtobufConverter` (Apicurio's own format and mapping:
+//! [`apicurio::protobuf`]) and its `ExtJsonConverter` ([`ext_json`]).
 //!
 //! ```text
 //!   lib (plugins, install) ─▶ avro::converter ─▶ avro::{data, codec, compat, schema}
 //!                        │         │
 //!                        │         └▶ config ─▶ client (HTTP, caches), subject, wire
-//!                        └▶ json_schema::converter ─▶ json_schema::{data, schema, json}
-//!                                  └▶ config ─▶ client, subject, wire
+//!                        ├▶ json_schema::converter ─▶ json_schema::{data, schema, json}
+//!                        │         └▶ config ─▶ client, subject, wire
+//!                        └▶ apicurio::protobuf ─▶ apicurio::{protobuf_data, (keys)},
+//!                                  protobuf::compile, config ─▶ client, wire
 //! ```
 //!
 //! The worker installs them into `connect_api`'s converter lookup at start-up ([`install`]),
@@ -44,6 +47,10 @@ pub fn converter_plugins() -> Vec<ConverterPlugin> {
         ConverterPlugin {
             class: ext_json::APICURIO_EXT_JSON_CONVERTER,
             new: || Box::new(ext_json::ExtJsonConverter::default()),
+        },
+        ConverterPlugin {
+            class: apicurio::APICURIO_PROTOBUF_CONVERTER,
+            new: || Box::new(apicurio::protobuf::ApicurioProtobufConverter::default()),
         },
         ConverterPlugin {
             class: protobuf::converter::CONFLUENT_PROTOBUF_CONVERTER,

@@ -1,7 +1,7 @@
 //! The schema registry converters against a real registry (Apicurio Registry's Confluent API,
 //! `deploy/registry.sh`): the wire format and the registered schemas, Avro from an exactly-once
-//! source into a Postgres sink while the registry is cut off and a worker is killed, and a
-//! record whose schema id the registry does not know.
+//! source into a Postgres sink while the registry is cut off and a worker is killed, a record
+//! whose schema id the registry does not know, and Apicurio's Avro and Protobuf classes.
 
 use std::time::Duration;
 
@@ -458,6 +458,122 @@ async fn apicurios_class_writes_what_confluents_class_reads() {
         .map(|e| e.as_str().unwrap_or_default().to_owned())
         .collect();
     assert!(errors.iter().any(|e| e.contains("must be false")), "{body}");
+}
+
+/// Apicurio's Protobuf class with Apicurio's keys: the records carry Apicurio 3.x's default
+/// layout (magic byte 0, the 4-byte content id, a length-delimited `Ref` naming the message, the
+/// message), the artifact `<topic>-value` is PROTOBUF with the text Apicurio's serializer
+/// registers, a sink with the same class reads the values back, the class is listed, and a key
+/// it does not implement is refused by validation, naming it.
+#[tokio::test(flavor = "multi_thread")]
+async fn apicurios_protobuf_class_writes_and_reads_its_format() {
+    const APICURIO_PROTOBUF: &str = "io.apicurio.registry.utils.converter.ProtobufConverter";
+    let spec = ClusterSpec::new("registry-apicurio-protobuf");
+    let w = spec.start_worker().await;
+    let topic = unique("protobuf-apicurio");
+    let out = spec.dir.join("sink.txt");
+    let native = registry_url().replace("/apis/ccompat/v7", "/apis/registry/v3");
+    let (status, plugins) = w
+        .send("GET", "/connector-plugins?connectorsOnly=false", None)
+        .await;
+    assert_eq!(status, 200);
+    assert!(
+        plugins
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["class"] == APICURIO_PROTOBUF),
+        "{plugins}"
+    );
+    create(
+        &w,
+        &format!("{topic}-src"),
+        json!({"connector.class": VERIFIABLE, "tasks.max": "1", "topic": topic,
+               "throughput": "100", "max.records": "10", "complete.record.data": "true",
+               "value.converter": APICURIO_PROTOBUF,
+               "value.converter.apicurio.registry.url": native,
+               "value.converter.apicurio.registry.auto-register": "true"}),
+    )
+    .await;
+    let records = tokio::task::spawn_blocking({
+        let topic = topic.clone();
+        move || {
+            kafka::read_until(
+                &[&topic],
+                Isolation::ReadCommitted,
+                Duration::from_secs(60),
+                |r| r.len() >= 10,
+            )
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(records.len(), 10, "{}", w.log_text());
+    let raw = records[0].value_bytes.as_deref().unwrap();
+    assert_eq!(raw[0], 0, "magic byte");
+    let id = i32::from_be_bytes(raw[1..5].try_into().unwrap());
+    assert_eq!(&raw[5..8], [16, 0x0a, 14], "Ref {{ name: ConnectMessage }}");
+    assert_eq!(&raw[8..22], b"ConnectMessage");
+    let schema = registry_get(&format!("/schemas/ids/{id}")).await;
+    assert_eq!(schema["schemaType"], json!("PROTOBUF"), "{schema}");
+    assert_eq!(
+        schema["schema"].as_str().unwrap(),
+        "// Proto schema formatted by Wire, do not edit.\n// Source: \n\nsyntax = \"proto3\";\n\npackage io.apicurio.registry.connect;\n\nmessage ConnectMessage {\n  string name = 1;\n\n  int32 task = 2;\n\n  string topic = 3;\n\n  int64 time_ms = 4;\n\n  int64 seqno = 5;\n}\n"
+    );
+    let latest = registry_get(&format!("/subjects/{topic}-value/versions/latest")).await;
+    assert_eq!(latest["id"], json!(id), "{latest}");
+
+    create(
+        &w,
+        &format!("{topic}-sink"),
+        json!({"connector.class": "FileStreamSink", "tasks.max": "1", "topics": topic,
+               "file": out.display().to_string(),
+               "value.converter": APICURIO_PROTOBUF,
+               "value.converter.apicurio.registry.url": native}),
+    )
+    .await;
+    eventually(
+        Duration::from_secs(60),
+        "10 records in the file",
+        || async {
+            let text = std::fs::read_to_string(&out).ok()?;
+            let lines: Vec<&str> = text.lines().collect();
+            // FileStreamSink writes a struct as compact JSON.
+            (lines.len() == 10
+                && lines.iter().enumerate().all(|(n, l)| {
+                    serde_json::from_str::<Value>(l).is_ok_and(|v| {
+                        v["seqno"] == json!(n)
+                            && v["task"] == json!(0)
+                            && v["topic"] == json!(topic)
+                    })
+                }))
+            .then_some(())
+        },
+    )
+    .await;
+
+    let (status, body) = w
+        .send(
+            "PUT",
+            "/connector-plugins/VerifiableSourceConnector/config/validate",
+            Some(
+                json!({"connector.class": VERIFIABLE, "name": "v", "topic": topic,
+                        "value.converter": APICURIO_PROTOBUF,
+                        "value.converter.apicurio.registry.url": native,
+                        "value.converter.apicurio.registry.find-latest": "true"}),
+            ),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let errors: Vec<String> = body["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["value"]["name"] == "value.converter.apicurio.registry.find-latest")
+        .flat_map(|c| c["value"]["errors"].as_array().cloned().unwrap_or_default())
+        .map(|e| e.as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(errors.iter().any(|e| e.contains("not supported")), "{body}");
 }
 
 /// Runs `tests/registry/fastavro_client.py` in its own virtualenv (fastavro from PyPI, made on

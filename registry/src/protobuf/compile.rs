@@ -15,7 +15,7 @@ use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
 use protox::prost_reflect::{DescriptorPool, MessageDescriptor};
 
 /// The name the registry's text is compiled under (not one of the known files).
-const MAIN_FILE: &str = "connect-registry-schema.proto";
+pub const MAIN_FILE: &str = "connect-registry-schema.proto";
 pub const META_LOCATION: &str = "confluent/meta.proto";
 
 const META_PROTO: &str = r#"syntax = "proto3";

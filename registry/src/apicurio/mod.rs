@@ -1,5 +1,6 @@
-//! Apicurio Registry's converter class names (`io.apicurio.registry.utils.converter.*`) with
-//! Apicurio's keys, for the data Apicurio's serdes 3.x write by default: the schema's content
+//! Apicurio Registry's converter class names (`io.apicurio.registry.utils.converter.AvroConverter`
+//! and `ProtobufConverter` ([`protobuf`])) with Apicurio's keys, for the data Apicurio's serdes
+//! 3.x write by default: the schema's content
 //! id as a 4-byte int after magic byte 0 (Apicurio's `Default4ByteIdHandler`), which is the id
 //! Apicurio's Confluent-compatible API (`/apis/ccompat/v7`) answers, and the artifact
 //! `<topic>-value` in the default group, which is that API's subject. So Apicurio's keys are
@@ -7,12 +8,54 @@
 //! that would write another format (ids in headers, 8-byte global ids, JSON-encoded Avro, another
 //! group) are validation errors naming the key.
 
+pub mod protobuf;
+pub mod protobuf_data;
+
 use connect_api::config::{ConfigType, Importance, TypedValue, validators};
 use connect_api::{ConfigDef, ConfigKey, ConfigMap, ConnectError, Result};
 
 use crate::config as c;
 
 pub const APICURIO_AVRO_CONVERTER: &str = "io.apicurio.registry.utils.converter.AvroConverter";
+pub use protobuf::APICURIO_PROTOBUF_CONVERTER;
+
+/// Which of Apicurio's converters: the shared keys, and each one's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApicurioFormat {
+    Avro,
+    Protobuf,
+    /// `ExtJsonConverter` ([`crate::ext_json`]): Apicurio's own API, JsonConverter's keys.
+    ExtJson,
+}
+
+impl ApicurioFormat {
+    pub fn class(self) -> &'static str {
+        match self {
+            Self::Avro => APICURIO_AVRO_CONVERTER,
+            Self::Protobuf => APICURIO_PROTOBUF_CONVERTER,
+            Self::ExtJson => crate::ext_json::APICURIO_EXT_JSON_CONVERTER,
+        }
+    }
+}
+
+/// Apicurio's Protobuf serde settings (`ProtobufSerializerConfig` / `ProtobufDeserializerConfig`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProtobufSerde {
+    /// `apicurio.registry.serde.send-type-ref` (default true): a `Ref` before the message.
+    pub send_type_ref: bool,
+    /// `apicurio.registry.serde.send-indexes` (default false): message indexes after the Ref.
+    pub send_indexes: bool,
+    /// `apicurio.registry.serde.read-type-ref` (default true).
+    pub read_type_ref: bool,
+    /// `apicurio.registry.serde.read-indexes` (default false).
+    pub read_indexes: bool,
+}
+
+const SEND_TYPE_REF: &str = "apicurio.registry.serde.send-type-ref";
+const SEND_INDEXES: &str = "apicurio.registry.serde.send-indexes";
+const READ_TYPE_REF: &str = "apicurio.registry.serde.read-type-ref";
+const READ_INDEXES: &str = "apicurio.registry.serde.read-indexes";
+const VALIDATION_ENABLED: &str = "apicurio.registry.serde.validation-enabled";
 
 const URL: &str = "apicurio.registry.url";
 const AUTO_REGISTER: &str = "apicurio.registry.auto-register";
@@ -38,7 +81,6 @@ const FIXED: &[(&str, &str)] = &[
         "io.apicurio.registry.serde.Default4ByteIdHandler",
     ),
     ("apicurio.registry.headers.enabled", "false"),
-    ("apicurio.registry.avro.encoding", "BINARY"),
     ("apicurio.registry.artifact.group-id", "default"),
     ("apicurio.registry.dereference-schema", "false"),
     ("apicurio.registry.canonicalize", "false"),
@@ -47,6 +89,19 @@ const FIXED: &[(&str, &str)] = &[
     ("apicurio.registry.tls.trust-all", "false"),
     ("apicurio.registry.tls.verify-host", "true"),
 ];
+
+/// Each converter's own keys that must keep their value.
+fn fixed_for(format: ApicurioFormat) -> &'static [(&'static str, &'static str)] {
+    match format {
+        ApicurioFormat::Avro => &[("apicurio.registry.avro.encoding", "BINARY")],
+        // Java-class lookups of the deserializer (the converter reads DynamicMessages).
+        ApicurioFormat::Protobuf => &[
+            ("apicurio.protobuf.derive.class", "false"),
+            ("apicurio.protobuf.fallback.on-schema-error", "false"),
+        ],
+        ApicurioFormat::ExtJson => &[],
+    }
+}
 
 /// Apicurio keys accepted with no effect here (client tuning this client does its own way).
 const NO_EFFECT: &[&str] = &[
@@ -98,11 +153,21 @@ fn key(name: &str, t: ConfigType, doc: &str) -> ConfigKey {
     ConfigKey::new(name, t, Importance::Medium, doc)
 }
 
-/// Apicurio's keys of `io.apicurio.registry.utils.converter.AvroConverter` (Avro's data keys as
-/// for Confluent's class).
+/// The keys `io.apicurio.registry.utils.converter.AvroConverter` takes (Avro's data keys as for
+/// Confluent's class).
 pub fn config_def() -> ConfigDef {
-    let mut def = registry_config_def();
-    for k in c::config_def(true).keys() {
+    config_def_for(ApicurioFormat::Avro)
+}
+
+/// The keys of Apicurio's `format` converter.
+pub fn config_def_for(format: ApicurioFormat) -> ConfigDef {
+    let mut def = registry_config_def(format);
+    let data_keys = match format {
+        ApicurioFormat::Avro => c::config_def(true),
+        ApicurioFormat::Protobuf => c::format_config_def(c::Format::Protobuf),
+        ApicurioFormat::ExtJson => return def,
+    };
+    for k in data_keys.keys() {
         if !k.name.starts_with("schema.registry.")
             && !k.name.starts_with("basic.auth.")
             && !k.name.ends_with(".subject.name.strategy")
@@ -117,8 +182,9 @@ pub fn config_def() -> ConfigDef {
     def
 }
 
-/// Apicurio's registry keys, which every Apicurio converter class takes.
-pub(crate) fn registry_config_def() -> ConfigDef {
+/// Apicurio's registry keys (and its serde's for `format`), without the data keys.
+pub(crate) fn registry_config_def(format: ApicurioFormat) -> ConfigDef {
+    let class = format.class();
     let mut def = ConfigDef::new()
         .define(
             key(URL, ConfigType::String, "The URL of Apicurio Registry's API (e.g. http://registry:8080/apis/registry/v3).")
@@ -132,15 +198,34 @@ pub(crate) fn registry_config_def() -> ConfigDef {
                 })),
         )
         .define(key(AUTO_REGISTER, ConfigType::Boolean, "Register the schema when it is not yet in the registry.").default_value(false))
-        .define(key(FIND_LATEST, ConfigType::Boolean, "Write with the latest version of the artifact.").default_value(false))
+        .define({
+            let k = key(FIND_LATEST, ConfigType::Boolean, "Write with the latest version of the artifact.").default_value(false);
+            if format == ApicurioFormat::Protobuf {
+                k.validator(validators::lambda("false", |k, v| match v {
+                    Some(TypedValue::Boolean(true)) => Err(ConnectError::invalid_value(k, "true", &format!(
+                        "{k}=true is not supported by this worker's {APICURIO_PROTOBUF_CONVERTER} (it needs Apicurio's Protobuf compatibility check)"
+                    ))),
+                    _ => Ok(()),
+                }))
+            } else {
+                k
+            }
+        })
         .define(
             key(STRATEGY, ConfigType::Class, "How the artifact is named: TopicIdStrategy, RecordIdStrategy or TopicRecordIdStrategy.")
                 .default_null()
-                .validator(validators::lambda("an artifact resolver strategy", |k, v| {
+                .validator(validators::lambda("an artifact resolver strategy", move |k, v| {
                     let v = v.and_then(TypedValue::as_str).unwrap_or_default();
-                    subject_strategy(v).map(|_| ()).ok_or_else(|| {
-                        ConnectError::invalid_value(k, v, "this worker has TopicIdStrategy, RecordIdStrategy and TopicRecordIdStrategy")
-                    })
+                    match subject_strategy(v) {
+                        // Apicurio's record strategies read an Avro schema's name: Avro only.
+                        Some(s) if format == ApicurioFormat::Protobuf && s != crate::subject::TOPIC_NAME_STRATEGY => {
+                            Err(ConnectError::invalid_value(k, v, &format!(
+                                "Apicurio's record strategies are for Avro: this worker's {APICURIO_PROTOBUF_CONVERTER} takes TopicIdStrategy"
+                            )))
+                        }
+                        Some(_) => Ok(()),
+                        None => Err(ConnectError::invalid_value(k, v, "this worker has TopicIdStrategy, RecordIdStrategy and TopicRecordIdStrategy")),
+                    }
                 })),
         )
         .define(key(USERNAME, ConfigType::String, "User for HTTP basic authentication.").default_null())
@@ -154,7 +239,7 @@ pub(crate) fn registry_config_def() -> ConfigDef {
         .define(key(TLS_KEYSTORE_PASSWORD, ConfigType::Password, "Key store password (PKCS12).").default_null())
         .define(key(TLS_CLIENT_CERTIFICATE, ConfigType::Password, "Client certificate: PEM text or a PEM file (ignored with a key store).").default_null())
         .define(key(TLS_CLIENT_KEY, ConfigType::Password, "Client private key: PEM text or a PEM file.").default_null());
-    for (name, required) in FIXED {
+    for (name, required) in FIXED.iter().chain(fixed_for(format)) {
         let required: &'static str = required;
         let name: &'static str = name;
         def = def.define(
@@ -166,7 +251,7 @@ pub(crate) fn registry_config_def() -> ConfigDef {
                         Ok(())
                     } else {
                         Err(ConnectError::invalid_value(k, v, &format!(
-                            "this worker's Apicurio converters write and read the format of Apicurio 3's defaults (the content id in the record, the default group): {name} must be {required}"
+                            "this worker's {class} writes and reads the format of Apicurio 3's defaults (the content id in the record, the default group): {name} must be {required}"
                         )))
                     }
                 })),
@@ -174,6 +259,37 @@ pub(crate) fn registry_config_def() -> ConfigDef {
     }
     for name in NO_EFFECT {
         def = def.define(key(name, ConfigType::String, "Accepted; no effect here.").default_null());
+    }
+    if format == ApicurioFormat::Protobuf {
+        let flag = |name: &str, default: bool, doc: &str| {
+            key(name, ConfigType::Boolean, doc).default_value(default)
+        };
+        def = def
+            .define(flag(
+                SEND_TYPE_REF,
+                true,
+                "Write a Ref naming the message type before the message.",
+            ))
+            .define(flag(
+                SEND_INDEXES,
+                false,
+                "Write the message indexes (after the Ref).",
+            ))
+            .define(flag(
+                READ_TYPE_REF,
+                true,
+                "Read the Ref before the message.",
+            ))
+            .define(flag(
+                READ_INDEXES,
+                false,
+                "Read message indexes before the Ref.",
+            ))
+            .define(flag(
+                VALIDATION_ENABLED,
+                true,
+                "Accepted; no effect here: the schema written is always the record's own.",
+            ));
     }
     def
 }
@@ -197,11 +313,25 @@ fn pem_text_or_files(key: &str, value: &str) -> Result<String> {
 
 /// Apicurio's keys as the Confluent converter's (after [`config_def`] accepted them).
 pub fn translate(props: &ConfigMap) -> Result<ConfigMap> {
-    translate_with(config_def(), APICURIO_AVRO_CONVERTER, props)
+    translate_for(props, ApicurioFormat::Avro).map(|(out, _)| out)
 }
 
-/// Apicurio's keys as the Confluent converter's, after `def` (the keys of `class`) accepted them.
-pub(crate) fn translate_with(def: ConfigDef, class: &str, props: &ConfigMap) -> Result<ConfigMap> {
+/// Apicurio's Protobuf converter's keys as the Confluent converter's, and its serde settings.
+pub fn translate_protobuf(props: &ConfigMap) -> Result<(ConfigMap, ProtobufSerde)> {
+    translate_for(props, ApicurioFormat::Protobuf)
+}
+
+fn translate_for(props: &ConfigMap, format: ApicurioFormat) -> Result<(ConfigMap, ProtobufSerde)> {
+    translate_with(config_def_for(format), format, props)
+}
+
+/// Apicurio's keys as the Confluent converter's, after `def` (the keys of `format`'s class)
+/// accepted them.
+pub(crate) fn translate_with(
+    def: ConfigDef,
+    format: ApicurioFormat,
+    props: &ConfigMap,
+) -> Result<(ConfigMap, ProtobufSerde)> {
     let parsed = def.parse(props)?;
     let mut out = ConfigMap::new();
     for (k, v) in props {
@@ -211,10 +341,23 @@ pub(crate) fn translate_with(def: ConfigDef, class: &str, props: &ConfigMap) -> 
             return Err(ConnectError::invalid_value(
                 k,
                 v,
-                &format!("{k} is not supported by this worker's {class}"),
+                &format!("{k} is not supported by this worker's {}", format.class()),
             ));
         }
     }
+    let serde_flag = |k: &str, default: bool| {
+        if format == ApicurioFormat::Protobuf {
+            parsed.boolean(k).unwrap_or(default)
+        } else {
+            default
+        }
+    };
+    let serde = ProtobufSerde {
+        send_type_ref: serde_flag(SEND_TYPE_REF, true),
+        send_indexes: serde_flag(SEND_INDEXES, false),
+        read_type_ref: serde_flag(READ_TYPE_REF, true),
+        read_indexes: serde_flag(READ_INDEXES, false),
+    };
     let url = parsed.string(URL).unwrap_or_default();
     out.insert(
         c::SCHEMA_REGISTRY_URL.into(),
@@ -282,7 +425,7 @@ pub(crate) fn translate_with(def: ConfigDef, class: &str, props: &ConfigMap) -> 
             "{TLS_CLIENT_CERTIFICATE} and {TLS_CLIENT_KEY} go together"
         )));
     }
-    Ok(out)
+    Ok((out, serde))
 }
 
 #[cfg(test)]
