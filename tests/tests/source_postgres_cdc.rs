@@ -35,6 +35,19 @@ fn cdc_config(table: &str, name: &str, prefix: &str) -> Value {
     })
 }
 
+/// The topic's end offset (one partition), records of open and aborted transactions included.
+fn end_offset(topic: &str) -> i64 {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    let consumer: BaseConsumer = kafka::client_config()
+        .set("group.id", unique("end-offset"))
+        .create()
+        .expect("consumer");
+    consumer
+        .fetch_watermarks(topic, 0, Duration::from_secs(5))
+        .map(|(_, high)| high)
+        .unwrap_or(0)
+}
+
 async fn drop_slot_and_publication(db: &sqlx::PgPool, name: &str) {
     let slot = name.replace('-', "_");
     for _ in 0..50 {
@@ -251,6 +264,244 @@ async fn a_table_postgres_cannot_publish_updates_of_fails_the_task_naming_it() {
         "{trace}"
     );
     let _ = w.send("DELETE", &format!("/connectors/{name}"), None).await;
+    drop_slot_and_publication(&db, &name).await;
+    db.close().await;
+}
+
+/// Kills during the snapshot itself: the worker running the task is SIGKILLed twice while
+/// the snapshot of 30 000 rows runs, and twice more while it streams, with a writer inserting,
+/// updating (each update bumps the row's version) and deleting rows all along. Read under
+/// `read_committed`, each row's events are its history from its snapshot read or insert on,
+/// each version exactly once and in order, ending at the table's final state.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_snapshot_killed_midway_resumes_without_duplicates_or_gaps() {
+    const ROWS: i64 = 30_000;
+    let spec = ClusterSpec::new("pgcdc-snap").set("exactly.once.source.support", "enabled");
+    let mut workers = [spec.start_worker().await, spec.start_worker().await];
+    let table = unique_table("cdc_snap");
+    let name = unique("pgcdc-snap");
+    let prefix = unique("cdcs");
+    let topic = format!("{prefix}.public.{table}");
+    kafka::create_topics(&[&topic], 1).await;
+    let db = pool().await;
+    sqlx::query(&format!(
+        "CREATE TABLE {table} (id bigint PRIMARY KEY, v int NOT NULL, pad text NOT NULL)"
+    ))
+    .execute(&db)
+    .await
+    .unwrap();
+    sqlx::query(&format!(
+        "INSERT INTO {table} SELECT g, 0, repeat('x', 100) FROM generate_series(1, {ROWS}) g"
+    ))
+    .execute(&db)
+    .await
+    .unwrap();
+    let mut config = cdc_config(&table, &name, &prefix);
+    config["snapshot.fetch.size"] = json!("100");
+    config["max.batch.size"] = json!("100");
+    create_connector(&workers[0], &name, config).await;
+
+    // The writer: inserts new rows, bumps the version of random rows (of the whole key range,
+    // so of rows the snapshot has and has not read yet) and deletes some, 20 transactions a
+    // second, until stopped.
+    let stop = Arc::new(AtomicUsize::new(0));
+    let writer = {
+        let (db, table, stop) = (db.clone(), table.clone(), stop.clone());
+        tokio::spawn(async move {
+            let mut next = ROWS + 1;
+            let mut n: i64 = 0;
+            while stop.load(Ordering::SeqCst) == 0 {
+                n += 1;
+                let mut tx = db.begin().await.unwrap();
+                sqlx::query(&format!(
+                    "INSERT INTO {table} SELECT g, 0, 'new' FROM generate_series($1::bigint, $1::bigint + 4) g"
+                ))
+                .bind(next)
+                .execute(&mut *tx)
+                .await
+                .unwrap();
+                next += 5;
+                // Spread over the key range with a stride, deterministic.
+                for k in 0..10i64 {
+                    let id = (n * 7919 + k * 3001) % (next - 1) + 1;
+                    sqlx::query(&format!("UPDATE {table} SET v = v + 1 WHERE id = $1"))
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await
+                        .unwrap();
+                }
+                if n % 3 == 0 {
+                    let id = (n * 104_729) % (next - 1) + 1;
+                    sqlx::query(&format!("DELETE FROM {table} WHERE id = $1"))
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await
+                        .unwrap();
+                }
+                tx.commit().await.unwrap();
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        })
+    };
+
+    // Two kills while the snapshot runs (each once another 4 000 of its rows are in the topic,
+    // uncommitted included, and before all are), two while streaming.
+    let mut last_end = 0;
+    for round in 0..4 {
+        let tasks = eventually(Duration::from_secs(90), "the task running", || {
+            running_tasks(&workers[0], &name, 1)
+        })
+        .await;
+        if round < 2 {
+            let target = last_end + 4000;
+            let t = topic.clone();
+            last_end = eventually(Duration::from_secs(90), "snapshot rows arriving", || {
+                let t = t.clone();
+                async move {
+                    let end = tokio::task::spawn_blocking(move || end_offset(&t))
+                        .await
+                        .ok()?;
+                    if end < target {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                    (end >= target).then_some(end)
+                }
+            })
+            .await;
+            assert!(
+                last_end < ROWS,
+                "round {round}: the snapshot ended before the kill ({last_end} records); the test needs more rows"
+            );
+        } else {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+        }
+        let owner = tasks.get(&0).cloned().unwrap_or_default();
+        let i = workers
+            .iter()
+            .position(|w| w.worker_id() == owner)
+            .unwrap_or(round % 2);
+        println!("round {round}: {last_end} records in the topic; SIGKILL worker {owner}");
+        workers[i].kill9();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        workers[i].restart().await;
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    stop.store(1, Ordering::SeqCst);
+    writer.await.unwrap();
+
+    // The table's final state: id -> version.
+    let rows: Vec<(i64, i32)> = sqlx::query_as(&format!("SELECT id, v FROM {table}"))
+        .fetch_all(&db)
+        .await
+        .unwrap();
+    let expected: BTreeMap<i64, i64> = rows.into_iter().map(|(id, v)| (id, i64::from(v))).collect();
+    let t = topic.clone();
+    let want = expected.clone();
+    let records = tokio::task::spawn_blocking(move || {
+        // Until every row's final version has arrived (and a little more, for duplicates).
+        let replay = |records: &[kafka::Record]| {
+            let mut state: BTreeMap<i64, i64> = BTreeMap::new();
+            for r in records {
+                let Some(v) = r.value.as_deref() else {
+                    continue;
+                };
+                let value: Value = serde_json::from_str(v).unwrap_or(Value::Null);
+                let key: Value =
+                    serde_json::from_str(r.key.as_deref().unwrap_or("null")).unwrap_or(Value::Null);
+                let Some(id) = key["id"].as_i64() else {
+                    continue;
+                };
+                match value["op"].as_str() {
+                    Some("d") => {
+                        state.remove(&id);
+                    }
+                    Some(_) => {
+                        state.insert(id, value["after"]["v"].as_i64().unwrap_or(-1));
+                    }
+                    None => {}
+                }
+            }
+            state
+        };
+        kafka::read_until(
+            &[&t],
+            Isolation::ReadCommitted,
+            Duration::from_secs(240),
+            |r| replay(r) == want,
+        );
+        std::thread::sleep(Duration::from_secs(3));
+        let mut r = kafka::read_all(&[&t], Isolation::ReadCommitted, Duration::from_secs(60));
+        r.sort_by_key(|r| r.offset);
+        r
+    })
+    .await
+    .unwrap();
+
+    // Each row's history: one first event (r, or c for a row inserted after its part of the
+    // snapshot was read), then versions one by one, a delete last.
+    let mut history: BTreeMap<i64, Vec<(String, i64)>> = BTreeMap::new();
+    for r in &records {
+        let Some(v) = r.value.as_deref() else {
+            continue;
+        }; // tombstones
+        let value: Value = serde_json::from_str(v).unwrap();
+        let key: Value = serde_json::from_str(r.key.as_deref().unwrap()).unwrap();
+        let id = key["id"].as_i64().unwrap();
+        let op = value["op"].as_str().unwrap().to_owned();
+        let version = if op == "d" {
+            -1
+        } else {
+            value["after"]["v"].as_i64().unwrap()
+        };
+        history.entry(id).or_default().push((op, version));
+    }
+    let mut problems = Vec::new();
+    for (id, events) in &history {
+        let mut iter = events.iter();
+        let (first, mut version) = iter.next().cloned().unwrap();
+        if first != "r" && !(first == "c" && version == 0) {
+            problems.push(format!("{id}: starts with {first} v{version}: {events:?}"));
+            continue;
+        }
+        let mut deleted = first == "d";
+        for (op, v) in iter {
+            match op.as_str() {
+                "u" if !deleted && *v == version + 1 => version = *v,
+                "d" if !deleted => deleted = true,
+                _ => {
+                    problems.push(format!("{id}: {op} v{v} after v{version}: {events:?}"));
+                    break;
+                }
+            }
+        }
+        match (deleted, expected.get(id)) {
+            (false, Some(v)) if *v == version => {}
+            (true, None) => {}
+            (_, want) => problems.push(format!(
+                "{id}: ends at v{version} (deleted {deleted}), the table has {want:?}: {events:?}"
+            )),
+        }
+    }
+    for id in expected.keys() {
+        if !history.contains_key(id) {
+            problems.push(format!("{id}: no event"));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} rows wrong, e.g.:\n{}",
+        problems.len(),
+        problems[..problems.len().min(10)].join("\n")
+    );
+    println!(
+        "{} events for {} rows: each row's history exactly once under read_committed",
+        records.len(),
+        history.len()
+    );
+    let _ = workers[0]
+        .send("DELETE", &format!("/connectors/{name}"), None)
+        .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
     drop_slot_and_publication(&db, &name).await;
     db.close().await;
 }

@@ -197,7 +197,15 @@ pub fn config_def() -> ConfigDef {
         .define(regex_list(TABLE_EXCLUDE, "Regular expressions matching <schema>.<table> of tables not to capture."))
         .define(regex_list(COLUMN_INCLUDE, "Regular expressions matching <schema>.<table>.<column> of the columns to include."))
         .define(regex_list(COLUMN_EXCLUDE, "Regular expressions matching <schema>.<table>.<column> of the columns to leave out."))
-        .define(key(SLOT_NAME, ConfigType::String, Importance::Medium, "The logical replication slot.").default_value("debezium"))
+        .define(key(SLOT_NAME, ConfigType::String, Importance::Medium, "The logical replication slot.").default_value("debezium")
+            .validator(validators::lambda("a slot name", |k, v| {
+                let v = v.and_then(TypedValue::as_str).unwrap_or_default();
+                if v.is_empty() || v.len() > 63 || !v.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') {
+                    Err(ConnectError::invalid_value(k, v, "PostgreSQL's slot names are 1 to 63 lower-case letters, digits and underscores"))
+                } else {
+                    Ok(())
+                }
+            })))
         .define(key(PUBLICATION_NAME, ConfigType::String, Importance::Low, "The publication pgoutput streams.").default_value("dbz_publication"))
         .define(key(PUBLICATION_AUTOCREATE, ConfigType::String, Importance::Low, "all_tables, disabled or filtered.").default_value("all_tables")
             .validator(validators::one_of(&["all_tables", "disabled", "filtered"])))

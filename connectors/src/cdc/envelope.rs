@@ -52,6 +52,8 @@ impl Op {
 #[derive(Debug, Clone)]
 pub struct Column {
     pub name: String,
+    /// The type as SQL names it (`format_type`), to cast key values in queries.
+    pub sql_type: String,
     pub ty: PgType,
     pub schema: Schema,
     pub primary_key: bool,
@@ -113,6 +115,11 @@ fn transaction_schema() -> Schema {
 }
 
 impl TableSchema {
+    /// `schema.table`: the table's place in the snapshot's order.
+    pub fn full_name(&self) -> String {
+        format!("{}.{}", self.schema, self.table)
+    }
+
     pub fn new(prefix: &str, schema: &str, table: &str, columns: Vec<Column>) -> Self {
         let topic = format!("{prefix}.{schema}.{table}");
         let mut value = SchemaBuilder::struct_()
@@ -153,13 +160,16 @@ impl TableSchema {
     }
 
     /// A row as the `Value` struct; `values[i]` is column `i`'s, `None` when PostgreSQL did not
-    /// send it (an unchanged TOASTed value, or a non-key column of a delete without REPLICA
-    /// IDENTITY FULL), which becomes `placeholder` for text and bytes columns, else null or the
-    /// type's fallback.
+    /// send it (an unchanged TOASTed value), which becomes `placeholder` for text and bytes
+    /// columns, else null or the type's fallback; a null in a required column (the non-key
+    /// columns of a delete without REPLICA IDENTITY FULL) is the type's fallback, as Debezium
+    /// sends it.
     pub fn row(&self, values: Vec<Option<Value>>, placeholder: &str) -> Result<Struct> {
         let mut row = Struct::new(self.value_schema.clone());
         for (c, v) in self.columns.iter().zip(values) {
             let v = match v {
+                // A delete's old key tuple sends the other columns as nulls.
+                Some(Value::Null) if !c.schema.is_optional() => fallback(&c.schema),
                 Some(v) => v,
                 None => match c.schema.schema_type() {
                     connect_api::data::SchemaType::String => Value::String(placeholder.into()),

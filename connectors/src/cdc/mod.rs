@@ -11,6 +11,7 @@
 
 pub mod config;
 pub mod envelope;
+mod segments;
 mod source;
 pub mod types;
 

@@ -43,13 +43,14 @@ use pg_walstream::{
     ChangeEvent, EventType, LogicalReplicationStream, ReplicationSlotOptions,
     ReplicationStreamConfig, RetryConfig, SharedLsnFeedback, StreamingMode,
 };
-use serde_json::json;
+use serde_json::{Value as Json, json};
 use sqlx::postgres::PgConnection;
 use sqlx::{Connection, PgPool, Row};
 use tokio::sync::mpsc;
 
 use super::config::{CdcConfig, PublicationAutocreate, SnapshotMode, config_def};
 use super::envelope::{Column, Op, SourceInfo, TableSchema};
+use super::segments::{self, Segment, Start};
 use super::types::{PgType, builtin};
 use crate::jdbc::pg::{db_error, quote};
 
@@ -62,6 +63,10 @@ const TX_ID: &str = "txId";
 const TS_USEC: &str = "ts_usec";
 const SNAPSHOT: &str = "snapshot";
 const LAST_SNAPSHOT_RECORD: &str = "last_snapshot_record";
+/// Ours: the snapshot's position (table, last key sent) and its segments ([`segments`]).
+const SNAPSHOT_TABLE: &str = "snapshot_table";
+const SNAPSHOT_KEY: &str = "snapshot_key";
+const SEGMENTS: &str = "snapshot_segments";
 
 #[derive(Debug, Default)]
 pub struct PostgresCdcSourceConnector {
@@ -214,6 +219,8 @@ impl Catalog {
             }
             out.push((schema, table));
         }
+        // The snapshot's order, which segments compare with (Rust's, not a collation's).
+        out.sort_by_key(|(s, t)| format!("{s}.{t}"));
         Ok(out)
     }
 
@@ -234,7 +241,7 @@ impl Catalog {
         }
         let rows = sqlx::query(
             "SELECT a.attname::text, a.atttypid::int8, a.atttypmod, a.attnotnull, \
-             COALESCE(a.attnum = ANY(i.indkey), false) \
+             COALESCE(a.attnum = ANY(i.indkey), false), format_type(a.atttypid, a.atttypmod) \
              FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid \
              JOIN pg_namespace n ON n.oid = c.relnamespace \
              LEFT JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary \
@@ -258,6 +265,7 @@ impl Catalog {
             }
             let not_null: bool = r.get(3);
             let primary_key: bool = r.get(4);
+            let sql_type: String = r.get(5);
             let ty = self.pg_type(oid, typmod).await?;
             let schema_of = ty.schema(
                 &format!("{schema}.{table}.{name}"),
@@ -268,6 +276,7 @@ impl Catalog {
             )?;
             columns.push(Column {
                 name,
+                sql_type,
                 ty,
                 schema: schema_of,
                 primary_key,
@@ -297,6 +306,10 @@ struct Snapshot {
     tables: VecDeque<(String, String)>,
     /// The table whose cursor is open.
     current: Option<Arc<TableSchema>>,
+    /// Resuming: the first table's rows start after this key.
+    resume_key: Option<Vec<String>>,
+    /// Which snapshot (LSN) read which rows; the last segment is this attempt's.
+    segments: Vec<Segment>,
     lsn: u64,
     ts_us: i64,
     tx_id: Option<i64>,
@@ -325,6 +338,9 @@ struct Stream {
     /// Relations by OID: (schema, table).
     relations: HashMap<u32, (String, String)>,
     last_heartbeat: Instant,
+    /// The snapshot's segments: a change committed at or before a row's segment is in the
+    /// snapshot already ([`segments`]); empty once the stream is past them.
+    segments: Vec<Segment>,
 }
 
 enum Phase {
@@ -508,33 +524,59 @@ impl PostgresCdcSourceTask {
         c
     }
 
-    /// Creates the slot with an exported snapshot and opens the snapshot's transaction on an
-    /// ordinary connection.
-    async fn begin_snapshot(&mut self, tables: Vec<(String, String)>) -> Result<Phase> {
+    /// Opens the snapshot's transaction on an ordinary connection, importing an exported
+    /// snapshot: the new slot's (a fresh snapshot), or, resuming an interrupted one, a temporary
+    /// slot's (a new segment from the last row sent; the slot keeps its position).
+    async fn begin_snapshot(
+        &mut self,
+        tables: Vec<(String, String)>,
+        resume: Option<(Vec<Segment>, String, Option<Vec<String>>)>,
+    ) -> Result<Phase> {
         let config = self.config().clone();
         let pool = &self.catalog.as_ref().expect("started").pool;
-        if Self::slot(pool, &config.slot_name).await?.is_some() {
-            Self::take_slot(pool, &config.slot_name).await?;
-            sqlx::query("SELECT pg_drop_replication_slot($1)")
-                .bind(&config.slot_name)
-                .execute(pool)
-                .await
-                .map_err(|e| {
-                    db_error("failed to drop the replication slot to snapshot again", e)
-                })?;
-        }
-        let mut repl = LogicalReplicationStream::new(
-            &config.replication_url(),
-            Self::stream_config(&config, true),
-        )
-        .await
-        .map_err(stream_error)?;
+        let (slot_name, temporary) = match &resume {
+            // Slot names are at most 63 bytes (PostgreSQL truncates longer ones).
+            Some(_) => (
+                format!(
+                    "{}_r{}",
+                    config.slot_name.chars().take(40).collect::<String>(),
+                    now_us() % 1_000_000_000_000
+                ),
+                true,
+            ),
+            None => {
+                if Self::slot(pool, &config.slot_name).await?.is_some() {
+                    Self::take_slot(pool, &config.slot_name).await?;
+                    sqlx::query("SELECT pg_drop_replication_slot($1)")
+                        .bind(&config.slot_name)
+                        .execute(pool)
+                        .await
+                        .map_err(|e| {
+                            db_error("failed to drop the replication slot to snapshot again", e)
+                        })?;
+                }
+                (config.slot_name.clone(), false)
+            }
+        };
+        let mut stream_config = Self::stream_config(&config, true);
+        stream_config.slot_name = slot_name.clone();
+        stream_config.slot_options.temporary = temporary;
+        let mut repl = LogicalReplicationStream::new(&config.replication_url(), stream_config)
+            .await
+            .map_err(stream_error)?;
         repl.ensure_replication_slot().await.map_err(stream_error)?;
         let name = repl
             .exported_snapshot_name()
             .ok_or_else(|| ConnectError::fatal("the new replication slot exported no snapshot"))?
             .to_owned();
-        let lsn = Self::slot(pool, &config.slot_name).await?.unwrap_or(0);
+        let lsn = Self::slot(pool, &slot_name)
+            .await?
+            .filter(|l| *l > 0)
+            .ok_or_else(|| {
+                ConnectError::retriable(format!(
+                    "replication slot {slot_name} was created but has no consistent point"
+                ))
+            })?;
         let parsed = crate::jdbc::url::parse(&config.url)?;
         let mut conn = PgConnection::connect_with(&parsed.options)
             .await
@@ -558,14 +600,38 @@ impl PostgresCdcSourceTask {
             .await
             .ok()
             .flatten();
-        // The exported snapshot is imported: the replication session is no longer needed.
+        // The exported snapshot is imported: the replication session is no longer needed (a
+        // temporary slot goes with it).
         drop(repl);
-        tracing::info!(slot = %config.slot_name, lsn = %lsn_text(lsn), tables = tables.len(), "snapshot started");
+        let (segments, resume_key) = match resume {
+            Some((mut segments, table, key)) => {
+                tracing::info!(slot = %config.slot_name, %table, ?key, lsn = %lsn_text(lsn), "resuming the interrupted snapshot at a new snapshot");
+                segments.push(Segment {
+                    table,
+                    key: key.clone(),
+                    lsn,
+                });
+                (segments, key)
+            }
+            None => {
+                tracing::info!(slot = %config.slot_name, lsn = %lsn_text(lsn), tables = tables.len(), "snapshot started");
+                (
+                    vec![Segment {
+                        table: String::new(),
+                        key: None,
+                        lsn,
+                    }],
+                    None,
+                )
+            }
+        };
         Ok(Phase::Snapshot(Box::new(Snapshot {
             conn,
             tables: tables.into(),
             current: None,
-            lsn,
+            resume_key,
+            lsn: segments[0].lsn,
+            segments,
             ts_us: now_us(),
             tx_id,
             first: true,
@@ -573,7 +639,7 @@ impl PostgresCdcSourceTask {
         })))
     }
 
-    async fn begin_stream(&mut self, resume: Position) -> Result<Phase> {
+    async fn begin_stream(&mut self, resume: Position, segments: Vec<Segment>) -> Result<Phase> {
         let config = self.config().clone();
         let pool = &self.catalog.as_ref().expect("started").pool;
         if Self::slot(pool, &config.slot_name).await?.is_none() {
@@ -620,6 +686,7 @@ impl PostgresCdcSourceTask {
             last_commit_lsn: resume.commit_lsn,
             relations: HashMap::new(),
             last_heartbeat: Instant::now(),
+            segments,
         })))
     }
 
@@ -666,25 +733,45 @@ impl PostgresCdcSourceTask {
                         .expect("started")
                         .table(&config, &schema, &table, None)
                         .await?;
+                    // The captured columns, then the primary key's (as text, for the offsets).
+                    let pk: Vec<&Column> = t.columns.iter().filter(|c| c.primary_key).collect();
                     let cols = t
                         .columns
                         .iter()
-                        .map(|c| format!("{}::text", quote(&c.name)))
+                        .chain(pk.iter().copied())
+                        .map(|c| format!("cdc_t.{}::text", quote(&c.name)))
                         .collect::<Vec<_>>()
                         .join(", ");
-                    let order = t
-                        .columns
+                    // Qualified: an output column of the same name (the text casts above keep
+                    // the names) would otherwise be what ORDER BY sorts, as text.
+                    let pk_list = pk
                         .iter()
-                        .filter(|c| c.primary_key)
-                        .map(|c| quote(&c.name))
-                        .collect::<Vec<_>>();
-                    let order = if order.is_empty() {
+                        .map(|c| format!("cdc_t.{}", quote(&c.name)))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    let order = if pk.is_empty() {
                         String::new()
                     } else {
-                        format!(" ORDER BY {}", order.join(", "))
+                        format!(" ORDER BY {pk_list}")
+                    };
+                    // Resuming: the rows after the last one sent (the first table only).
+                    let resume_key = snap
+                        .resume_key
+                        .take()
+                        .filter(|k| k.len() == pk.len() && !pk.is_empty());
+                    let filter = match &resume_key {
+                        Some(_) => format!(
+                            " WHERE ({pk_list}) > ({})",
+                            pk.iter()
+                                .enumerate()
+                                .map(|(i, c)| format!("${}::{}", i + 1, c.sql_type))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                        None => String::new(),
                     };
                     let sql = format!(
-                        "DECLARE cdc_snapshot NO SCROLL CURSOR FOR SELECT {} FROM {}.{}{order}",
+                        "DECLARE cdc_snapshot NO SCROLL CURSOR FOR SELECT {} FROM {}.{} AS cdc_t{filter}{order}",
                         if cols.is_empty() {
                             "NULL".to_owned()
                         } else {
@@ -693,8 +780,11 @@ impl PostgresCdcSourceTask {
                         quote(&schema),
                         quote(&table)
                     );
-                    sqlx::query(&sql)
-                        .execute(&mut snap.conn)
+                    let mut q = sqlx::query(&sql);
+                    for k in resume_key.iter().flatten() {
+                        q = q.bind(k);
+                    }
+                    q.execute(&mut snap.conn)
                         .await
                         .map_err(|e| db_error("snapshot: failed to open a cursor", e))?;
                     snap.current = Some(t.clone());
@@ -738,6 +828,14 @@ impl PostgresCdcSourceTask {
                         }
                     }));
                 }
+                let pk_texts: Vec<String> = (table.columns.len()..row.len())
+                    .map(|i| {
+                        row.try_get::<Option<String>, _>(i)
+                            .ok()
+                            .flatten()
+                            .unwrap_or_default()
+                    })
+                    .collect();
                 let after = table.row(values, &config.unavailable_placeholder)?;
                 let key = table.key(&after)?;
                 let source = SourceInfo {
@@ -763,6 +861,20 @@ impl PostgresCdcSourceTask {
                 offset.insert(LSN.into(), json!(snap.lsn));
                 offset.insert(TX_ID.into(), json!(snap.tx_id));
                 offset.insert(TS_USEC.into(), json!(snap.ts_us));
+                offset.insert(SNAPSHOT_TABLE.into(), json!(table.full_name()));
+                // Offsets hold primitives only (Connect's rule): JSON text.
+                offset.insert(
+                    SNAPSHOT_KEY.into(),
+                    if pk_texts.is_empty() {
+                        Json::Null
+                    } else {
+                        json!(json!(pk_texts).to_string())
+                    },
+                );
+                offset.insert(
+                    SEGMENTS.into(),
+                    json!(segments::to_json(&snap.segments).to_string()),
+                );
                 let record = self.record(&table, key, Some(value), offset);
                 if let Some(prev) = snap.held.replace(record) {
                     out.push(prev);
@@ -1049,59 +1161,155 @@ impl PostgresCdcSourceTask {
             .expect("started")
             .table(config, schema, table, None)
             .await?;
-        let before = match before {
-            Some(row) => Some(t.row(
-                Self::values(&t, row, config)?,
-                &config.unavailable_placeholder,
-            )?),
-            None => None,
+        let pk_of = |row: &pg_walstream::RowData| -> Option<Vec<String>> {
+            t.columns
+                .iter()
+                .filter(|c| c.primary_key)
+                .map(|c| row.get(&c.name).and_then(|v| v.as_str()).map(str::to_owned))
+                .collect()
         };
-        let after = match after {
-            Some(row) => Some(t.row(
-                Self::values(&t, row, config)?,
-                &config.unavailable_placeholder,
-            )?),
-            None => None,
+        // A primary key change is a delete of the old key and a create of the new one, as
+        // Debezium sends it.
+        let images: Vec<(
+            Op,
+            Option<&pg_walstream::RowData>,
+            Option<&pg_walstream::RowData>,
+        )> = match (op, before, after) {
+            (Op::Update, Some(b), Some(a))
+                if t.key_schema.is_some() && pk_of(b).is_some() && pk_of(b) != pk_of(a) =>
+            {
+                vec![(Op::Delete, Some(b), None), (Op::Create, None, Some(a))]
+            }
+            _ => vec![(op, before, after)],
         };
-        let key = match (&after, &before) {
-            (Some(a), _) => t.key(a)?,
-            (None, Some(b)) => t.key(b)?,
-            _ => None,
-        };
-        let source = SourceInfo {
-            ts_us,
-            snapshot: None,
-            tx_id: Some(i64::from(xid)),
-            lsn: Some(lsn),
-            sequence: Some(format!("[\"{}\",\"{}\"]", s.last_commit_lsn, lsn)),
-        };
-        let transaction = config
-            .provide_transaction_metadata
-            .then(|| (format!("{xid}:{commit_lsn}"), serial as i64, order));
-        let value = t.envelope(
-            op,
-            if op == Op::Create { None } else { before },
-            after,
-            &source,
-            &config.topic_prefix,
-            &config.dbname,
-            transaction,
-        )?;
-        let mut offset = SourceOffset::new();
-        offset.insert(LSN_COMMIT.into(), json!(commit_lsn));
-        offset.insert(EVENT_SERIAL.into(), json!(serial));
-        offset.insert(LSN.into(), json!(lsn));
-        offset.insert(LSN_PROC.into(), json!(lsn));
-        offset.insert(TX_ID.into(), json!(xid));
-        offset.insert(TS_USEC.into(), json!(ts_us));
-        let record = self.record(&t, key.clone(), Some(value), offset.clone());
-        out.push(record);
-        self.emitted += 1;
-        if op == Op::Delete && config.tombstones_on_delete {
-            out.push(self.record(&t, key, None, offset));
+        if s.segments.is_empty() || commit_lsn > segments::max_lsn(&s.segments) {
+            s.segments.clear();
+        }
+        for (op, before, after) in images {
+            let image = after.or(before).expect("a change has a row");
+            if self
+                .in_snapshot(&s.segments, &t, pk_of(image).as_deref(), commit_lsn)
+                .await?
+            {
+                continue;
+            }
+            let before = match before {
+                Some(row) => Some(t.row(
+                    Self::values(&t, row, config)?,
+                    &config.unavailable_placeholder,
+                )?),
+                None => None,
+            };
+            let after = match after {
+                Some(row) => Some(t.row(
+                    Self::values(&t, row, config)?,
+                    &config.unavailable_placeholder,
+                )?),
+                None => None,
+            };
+            let key = match (&after, &before) {
+                (Some(a), _) => t.key(a)?,
+                (None, Some(b)) => t.key(b)?,
+                _ => None,
+            };
+            let source = SourceInfo {
+                ts_us,
+                snapshot: None,
+                tx_id: Some(i64::from(xid)),
+                lsn: Some(lsn),
+                sequence: Some(format!("[\"{}\",\"{}\"]", s.last_commit_lsn, lsn)),
+            };
+            let transaction = config
+                .provide_transaction_metadata
+                .then(|| (format!("{xid}:{commit_lsn}"), serial as i64, order));
+            let value = t.envelope(
+                op,
+                if op == Op::Create { None } else { before },
+                after,
+                &source,
+                &config.topic_prefix,
+                &config.dbname,
+                transaction,
+            )?;
+            let mut offset = SourceOffset::new();
+            offset.insert(LSN_COMMIT.into(), json!(commit_lsn));
+            offset.insert(EVENT_SERIAL.into(), json!(serial));
+            offset.insert(LSN.into(), json!(lsn));
+            offset.insert(LSN_PROC.into(), json!(lsn));
+            offset.insert(TX_ID.into(), json!(xid));
+            offset.insert(TS_USEC.into(), json!(ts_us));
+            if !s.segments.is_empty() {
+                offset.insert(
+                    SEGMENTS.into(),
+                    json!(segments::to_json(&s.segments).to_string()),
+                );
+            }
+            let record = self.record(&t, key.clone(), Some(value), offset.clone());
+            out.push(record);
             self.emitted += 1;
+            if op == Op::Delete && config.tombstones_on_delete {
+                out.push(self.record(&t, key, None, offset));
+                self.emitted += 1;
+            }
         }
         Ok(())
+    }
+
+    /// Whether a change committed at `commit_lsn` to the row of primary key `key` is in the
+    /// snapshot already: the segment that read the row ([`segments`]) read it at or after
+    /// the change.
+    async fn in_snapshot(
+        &self,
+        segs: &[Segment],
+        table: &TableSchema,
+        key: Option<&[String]>,
+        commit_lsn: u64,
+    ) -> Result<bool> {
+        if segs.is_empty() || commit_lsn > segments::max_lsn(segs) {
+            return Ok(false);
+        }
+        let name = table.full_name();
+        for seg in segs.iter().rev() {
+            let read_by_it = match segments::start_of(seg, &name) {
+                Start::Before => true,
+                Start::After => false,
+                Start::SameTable => match (key, &seg.key) {
+                    (Some(k), Some(start)) => self.key_after(table, k, start).await?,
+                    // A table without a primary key is read whole by the segment it starts in.
+                    _ => false,
+                },
+            };
+            if read_by_it {
+                return Ok(commit_lsn <= seg.lsn);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether primary key `key` comes after `start` in the table's key order (PostgreSQL's:
+    /// collations decide).
+    async fn key_after(
+        &self,
+        table: &TableSchema,
+        key: &[String],
+        start: &[String],
+    ) -> Result<bool> {
+        let pk: Vec<&Column> = table.columns.iter().filter(|c| c.primary_key).collect();
+        let args = |from: usize| {
+            pk.iter()
+                .enumerate()
+                .map(|(i, c)| format!("${}::{}", from + i, c.sql_type))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let sql = format!("SELECT ({}) > ({})", args(1), args(1 + pk.len()));
+        let mut q = sqlx::query_scalar::<_, bool>(&sql);
+        for v in key.iter().chain(start) {
+            q = q.bind(v);
+        }
+        q.fetch_one(&self.catalog.as_ref().expect("started").pool)
+            .await
+            .map_err(|e| db_error("failed to compare primary keys", e))
     }
 }
 
@@ -1169,22 +1377,49 @@ impl SourceTask for PostgresCdcSourceTask {
             SnapshotMode::WhenNeeded => !snapshot_done || !slot_exists,
             SnapshotMode::Initial | SnapshotMode::InitialOnly => {
                 if offset.is_none() && slot_exists {
-                    return Err(ConnectError::config(format!(
-                        "Replication slot {} exists but this connector has no offsets: drop the slot (SELECT pg_drop_replication_slot('{}')) to snapshot, or set snapshot.mode=no_data to stream from it",
-                        self.config().slot_name,
-                        self.config().slot_name
-                    )));
+                    // Nothing committed yet: a slot of this connector's name is one an earlier
+                    // attempt of this snapshot created before its first commit (slot.name is
+                    // the connector's own). It is dropped and the snapshot starts afresh.
+                    tracing::warn!(slot = %self.config().slot_name, "the replication slot exists but nothing was committed: snapshotting afresh (the slot is recreated)");
                 }
                 !snapshot_done
             }
         };
-        if offset.is_some() && !snapshot_done {
-            tracing::warn!(
-                "the snapshot was interrupted: it starts over, and the rows it had sent are sent again"
-            );
-        }
+        let stored_segments = segments::from_json(
+            offset
+                .as_ref()
+                .and_then(|o| o.get(SEGMENTS))
+                .and_then(|t| t.as_str())
+                .and_then(|t| serde_json::from_str(t).ok())
+                .as_ref(),
+        );
+        // An interrupted snapshot resumes after its last row sent, at a new snapshot, while
+        // the slot it began with is still there ([`segments`]); else it starts over.
+        let mut tables = tables;
+        let snapshot_resume = match &offset {
+            Some(o) if snapshot && !snapshot_done && slot_exists && !stored_segments.is_empty() => {
+                let table = o
+                    .get(SNAPSHOT_TABLE)
+                    .and_then(|t| t.as_str())
+                    .unwrap_or_default()
+                    .to_owned();
+                let key: Option<Vec<String>> = o
+                    .get(SNAPSHOT_KEY)
+                    .and_then(|k| k.as_str())
+                    .and_then(|k| serde_json::from_str(k).ok());
+                tables.retain(|(s, t)| format!("{s}.{t}") >= table);
+                Some((stored_segments.clone(), table, key))
+            }
+            Some(_) if !snapshot_done => {
+                tracing::warn!(
+                    "the snapshot was interrupted and its slot is gone: it starts over, and the rows it had sent are sent again"
+                );
+                None
+            }
+            _ => None,
+        };
         let phase = if snapshot {
-            self.begin_snapshot(tables).await?
+            self.begin_snapshot(tables, snapshot_resume).await?
         } else if config.snapshot_mode == SnapshotMode::InitialOnly {
             Phase::Done
         } else {
@@ -1199,7 +1434,7 @@ impl SourceTask for PostgresCdcSourceTask {
                         .map_err(|e| db_error("failed to create the replication slot", e))?;
                 }
             }
-            self.begin_stream(resume).await?
+            self.begin_stream(resume, stored_segments).await?
         };
         self.phase = Some(phase);
         Ok(())
@@ -1229,7 +1464,10 @@ impl SourceTask for PostgresCdcSourceTask {
                         if self.config().snapshot_mode == SnapshotMode::InitialOnly {
                             Phase::Done
                         } else {
-                            match self.begin_stream(Position::default()).await {
+                            match self
+                                .begin_stream(Position::default(), snap.segments.clone())
+                                .await
+                            {
                                 Ok(p) => p,
                                 Err(e) => {
                                     // Streaming starts at the next start (the offsets say done).
