@@ -161,6 +161,36 @@ async fn snapshot_then_changes_exactly_once_with_killed_workers() {
         tokio::time::sleep(Duration::from_millis(300)).await;
         workers[i].restart().await;
     }
+    // A zombie: the worker running the task is frozen (SIGSTOP) until the other one runs the
+    // task (its predecessor's replication session is ended, its producer fenced), then thawed.
+    let owner = eventually(Duration::from_secs(90), "the task running", || {
+        running_tasks(&workers[0], &name, 1)
+    })
+    .await
+    .get(&0)
+    .cloned()
+    .unwrap_or_default();
+    let frozen = workers
+        .iter()
+        .position(|w| w.worker_id() == owner)
+        .unwrap_or(0);
+    let other = 1 - frozen;
+    println!("SIGSTOP worker {owner}");
+    workers[frozen].pause();
+    eventually(
+        Duration::from_secs(90),
+        "the task moved to the other worker",
+        || async {
+            let tasks = running_tasks(&workers[other], &name, 1).await?;
+            (tasks.get(&0) == Some(&workers[other].worker_id())).then_some(())
+        },
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    workers[frozen].resume();
+    println!("SIGCONT worker {owner}");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    kills.fetch_add(KILL_ROUNDS, Ordering::SeqCst);
     let (rows, updated) = writer.await.expect("writer");
     println!("{rows} rows, {} updates", updated.len());
     let expected = rows as usize + updated.len();
@@ -502,6 +532,205 @@ async fn a_snapshot_killed_midway_resumes_without_duplicates_or_gaps() {
         .send("DELETE", &format!("/connectors/{name}"), None)
         .await;
     tokio::time::sleep(Duration::from_secs(1)).await;
+    drop_slot_and_publication(&db, &name).await;
+    db.close().await;
+}
+
+/// `transaction.boundary=connector`: one Kafka transaction per PostgreSQL transaction. In a
+/// one-partition topic a Kafka transaction's records have consecutive offsets and its commit
+/// marker takes the next one, so the runs of consecutive offsets are the transactions: each
+/// must hold exactly one PostgreSQL transaction's changes (one txId, all of its rows).
+/// And a column added while the connector runs is in the next events, without a restart.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_kafka_transaction_per_postgres_transaction_and_schema_changes_followed() {
+    let spec = ClusterSpec::new("pgcdc-tx").set("exactly.once.source.support", "enabled");
+    let w = spec.start_worker().await;
+    let table = unique_table("cdc_tx");
+    let name = unique("pgcdc-tx");
+    let prefix = unique("cdct");
+    let topic = format!("{prefix}.public.{table}");
+    kafka::create_topics(&[&topic], 1).await;
+    let db = pool().await;
+    sqlx::query(&format!(
+        "CREATE TABLE {table} (id bigint PRIMARY KEY, n int NOT NULL)"
+    ))
+    .execute(&db)
+    .await
+    .unwrap();
+    let mut config = cdc_config(&table, &name, &prefix);
+    config["transaction.boundary"] = json!("connector");
+    config["snapshot.mode"] = json!("no_data");
+    config["heartbeat.interval.ms"] = json!("500");
+    create_connector(&w, &name, config).await;
+    eventually(Duration::from_secs(90), "the task running", || {
+        running_tasks(&w, &name, 1)
+    })
+    .await;
+    // Streaming from now on: wait for the slot.
+    let slot = name.replace('-', "_");
+    eventually(Duration::from_secs(60), "the slot in use", || {
+        let (db, slot) = (db.clone(), slot.clone());
+        async move {
+            let active: bool =
+                sqlx::query_scalar("SELECT active FROM pg_replication_slots WHERE slot_name = $1")
+                    .bind(&slot)
+                    .fetch_optional(&db)
+                    .await
+                    .ok()??;
+            active.then_some(())
+        }
+    })
+    .await;
+    // Transactions of 1 to 7 rows.
+    let mut next = 1i64;
+    let mut sizes = Vec::new();
+    for i in 0..30i64 {
+        let size = i % 7 + 1;
+        sqlx::query(&format!(
+            "INSERT INTO {table} SELECT g, {i} FROM generate_series($1::bigint, $2::bigint) g"
+        ))
+        .bind(next)
+        .bind(next + size - 1)
+        .execute(&db)
+        .await
+        .unwrap();
+        next += size;
+        sizes.push(size as usize);
+    }
+    sqlx::query(&format!("ALTER TABLE {table} ADD COLUMN note text"))
+        .execute(&db)
+        .await
+        .unwrap();
+    sqlx::query(&format!("INSERT INTO {table} VALUES ($1, -1, 'added')"))
+        .bind(next)
+        .execute(&db)
+        .await
+        .unwrap();
+    sizes.push(1);
+    let total: usize = sizes.iter().sum();
+    let t = topic.clone();
+    let records = tokio::task::spawn_blocking(move || {
+        let mut r = kafka::read_until(
+            &[&t],
+            Isolation::ReadCommitted,
+            Duration::from_secs(90),
+            |r| r.len() >= total,
+        );
+        r.sort_by_key(|r| r.offset);
+        r
+    })
+    .await
+    .unwrap();
+    assert_eq!(records.len(), total);
+    let mut runs: Vec<Vec<(i64, i64)>> = Vec::new();
+    let mut last_offset = -2;
+    for r in &records {
+        let value: Value = serde_json::from_str(r.value.as_deref().unwrap()).unwrap();
+        let tx = value["source"]["txId"].as_i64().unwrap();
+        let n = value["after"]["n"].as_i64().unwrap();
+        if r.offset != last_offset + 1 {
+            runs.push(Vec::new());
+        }
+        runs.last_mut().unwrap().push((tx, n));
+        last_offset = r.offset;
+    }
+    let run_sizes: Vec<usize> = runs.iter().map(Vec::len).collect();
+    assert_eq!(
+        run_sizes, sizes,
+        "Kafka transactions (runs of offsets) vs PostgreSQL's"
+    );
+    for run in &runs {
+        assert!(
+            run.iter().all(|(tx, n)| (*tx, *n) == run[0]),
+            "one transaction per run: {run:?}"
+        );
+    }
+    let last: Value =
+        serde_json::from_str(records.last().unwrap().value.as_deref().unwrap()).unwrap();
+    assert_eq!(
+        last["after"]["note"],
+        json!("added"),
+        "the added column: {last}"
+    );
+
+    // Heartbeats: with nothing to capture, the slot still moves past other writes.
+    let other = unique_table("cdc_other");
+    sqlx::query(&format!("CREATE TABLE {other} (id int)"))
+        .execute(&db)
+        .await
+        .unwrap();
+    let before: String = sqlx::query_scalar(
+        "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1",
+    )
+    .bind(&slot)
+    .fetch_one(&db)
+    .await
+    .unwrap();
+    sqlx::query(&format!(
+        "INSERT INTO {other} SELECT generate_series(1, 1000)"
+    ))
+    .execute(&db)
+    .await
+    .unwrap();
+    let after_write: String = sqlx::query_scalar("SELECT pg_current_wal_lsn()::text")
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    eventually(Duration::from_secs(30), "the slot past the other table's writes", || {
+        let (db, slot, after_write) = (db.clone(), slot.clone(), after_write.clone());
+        async move {
+            let ahead: bool = sqlx::query_scalar(
+                "SELECT confirmed_flush_lsn >= $2::pg_lsn FROM pg_replication_slots WHERE slot_name = $1",
+            )
+            .bind(&slot)
+            .bind(&after_write)
+            .fetch_one(&db)
+            .await
+            .ok()?;
+            ahead.then_some(())
+        }
+    })
+    .await;
+    println!("slot moved from {before} past {after_write} on heartbeats");
+
+    // A dropped slot is a FAILED task that says so.
+    let (status, _) = w
+        .send("PUT", &format!("/connectors/{name}/stop"), None)
+        .await;
+    assert!(status < 300);
+    eventually(Duration::from_secs(30), "the slot released", || {
+        let (db, slot) = (db.clone(), slot.clone());
+        async move {
+            let active: Option<bool> =
+                sqlx::query_scalar("SELECT active FROM pg_replication_slots WHERE slot_name = $1")
+                    .bind(&slot)
+                    .fetch_optional(&db)
+                    .await
+                    .ok()?;
+            (active == Some(false)).then_some(())
+        }
+    })
+    .await;
+    sqlx::query("SELECT pg_drop_replication_slot($1)")
+        .bind(&slot)
+        .execute(&db)
+        .await
+        .unwrap();
+    let (status, _) = w
+        .send("PUT", &format!("/connectors/{name}/resume"), None)
+        .await;
+    assert!(status < 300);
+    let trace = eventually(Duration::from_secs(60), "the task failed", || async {
+        let s = w.get(&format!("/connectors/{name}/status")).await.ok()?;
+        let t = &s["tasks"][0];
+        (t["state"] == "FAILED").then(|| t["trace"].as_str().unwrap_or_default().to_owned())
+    })
+    .await;
+    assert!(
+        trace.contains(&format!("Replication slot {slot} does not exist")),
+        "{trace}"
+    );
+    let _ = w.send("DELETE", &format!("/connectors/{name}"), None).await;
     drop_slot_and_publication(&db, &name).await;
     db.close().await;
 }

@@ -333,6 +333,8 @@ struct Stream {
     feedback: Arc<SharedLsnFeedback>,
     cancel: pg_walstream::CancellationToken,
     resume: Position,
+    /// The position of the last record returned (where a reconnection resumes).
+    emitted_pos: Position,
     tx: Option<OpenTx>,
     last_commit_lsn: u64,
     /// Relations by OID: (schema, table).
@@ -346,6 +348,8 @@ struct Stream {
 enum Phase {
     Snapshot(Box<Snapshot>),
     Streaming(Box<Stream>),
+    /// The stream broke: reconnect from this position.
+    Reconnect(Position, Vec<Segment>),
     /// `initial_only` after its snapshot.
     Done,
 }
@@ -649,9 +653,21 @@ impl PostgresCdcSourceTask {
             )));
         }
         Self::take_slot(pool, &config.slot_name).await?;
+        let publication: bool =
+            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1)")
+                .bind(&config.publication_name)
+                .fetch_one(pool)
+                .await
+                .map_err(|e| db_error("failed to read pg_publication", e))?;
+        if !publication {
+            return Err(ConnectError::config(format!(
+                "Publication {} does not exist (publication.name): it was dropped while the connector ran; restart the connector to create it again (publication.autocreate.mode), or create it",
+                config.publication_name
+            )));
+        }
         let mut repl = LogicalReplicationStream::new(
             &config.replication_url(),
-            Self::stream_config(&config, false),
+            Self::stream_config(&config, false).with_messages(true),
         )
         .await
         .map_err(stream_error)?;
@@ -682,6 +698,7 @@ impl PostgresCdcSourceTask {
             feedback,
             cancel,
             resume,
+            emitted_pos: resume,
             tx: None,
             last_commit_lsn: resume.commit_lsn,
             relations: HashMap::new(),
@@ -915,20 +932,26 @@ impl PostgresCdcSourceTask {
             && s.last_heartbeat.elapsed() >= every
         {
             s.last_heartbeat = Instant::now();
+            let pool = &self.catalog.as_ref().expect("started").pool;
             if let Some(q) = &config.heartbeat_action_query {
-                let pool = &self.catalog.as_ref().expect("started").pool;
                 sqlx::query(q)
                     .execute(pool)
                     .await
                     .map_err(|e| db_error("heartbeat.action.query failed", e))?;
             }
-            out.push(self.heartbeat(s)?);
-            self.emitted += 1;
+            // A non-transactional logical message: decoded in WAL order, it comes after every
+            // transaction committed before it, so once it arrives (no transaction open) and
+            // the records before it are committed, the slot may move to it.
+            sqlx::query("SELECT pg_logical_emit_message(false, $1, '')")
+                .bind(heartbeat_prefix(&config.slot_name))
+                .execute(pool)
+                .await
+                .map_err(|e| db_error("failed to write the heartbeat message", e))?;
         }
         Ok(out)
     }
 
-    fn heartbeat(&self, s: &Stream) -> Result<SourceRecord> {
+    fn heartbeat(&self, s: &Stream, lsn: u64) -> Result<SourceRecord> {
         let config = self.config();
         let key_schema = SchemaBuilder::struct_()
             .name("io.debezium.connector.common.ServerNameKey")
@@ -943,7 +966,7 @@ impl PostgresCdcSourceTask {
         let mut offset = SourceOffset::new();
         offset.insert(LSN_COMMIT.into(), json!(s.last_commit_lsn));
         offset.insert(EVENT_SERIAL.into(), json!(u64::MAX));
-        offset.insert(LSN.into(), json!(s.last_commit_lsn));
+        offset.insert(LSN.into(), json!(lsn));
         offset.insert(TS_USEC.into(), json!(now_us()));
         let mut r = SourceRecord::new(
             self.partition.clone(),
@@ -1111,6 +1134,25 @@ impl PostgresCdcSourceTask {
                 )
                 .await?;
             }
+            EventType::Message {
+                prefix,
+                message_lsn,
+                ..
+            } if s.tx.is_none() && *prefix == *heartbeat_prefix(&config.slot_name) => {
+                let lsn = message_lsn.value();
+                let record = self.heartbeat(s, lsn)?;
+                // Connector-defined boundaries: a heartbeat is a transaction of its own.
+                if let Some(tc) = self.ctx.as_ref().and_then(|c| c.transaction_context()) {
+                    tc.commit_transaction_at(&record);
+                }
+                out.push(record);
+                self.emitted += 1;
+                s.emitted_pos = Position {
+                    commit_lsn: s.last_commit_lsn,
+                    serial: u64::MAX,
+                };
+                self.durable.push_back((lsn, self.emitted));
+            }
             EventType::Truncate(tables) => {
                 tracing::warn!(
                     ?tables,
@@ -1247,6 +1289,7 @@ impl PostgresCdcSourceTask {
             let record = self.record(&t, key.clone(), Some(value), offset.clone());
             out.push(record);
             self.emitted += 1;
+            s.emitted_pos = Position { commit_lsn, serial };
             if op == Op::Delete && config.tombstones_on_delete {
                 out.push(self.record(&t, key, None, offset));
                 self.emitted += 1;
@@ -1311,6 +1354,11 @@ impl PostgresCdcSourceTask {
             .await
             .map_err(|e| db_error("failed to compare primary keys", e))
     }
+}
+
+/// The prefix of this slot's heartbeat messages (other connectors' pass by too).
+fn heartbeat_prefix(slot: &str) -> String {
+    format!("connect-cdc-heartbeat:{slot}")
 }
 
 fn value_is_tombstone(r: &SourceRecord) -> bool {
@@ -1455,6 +1503,12 @@ impl SourceTask for PostgresCdcSourceTask {
                     }
                 };
                 self.emitted += records.len() as u64;
+                // Connector-defined boundaries: each batch of snapshot rows is a transaction.
+                if !records.is_empty()
+                    && let Some(tc) = self.ctx.as_ref().and_then(|c| c.transaction_context())
+                {
+                    tc.commit_transaction();
+                }
                 if finished {
                     let _ = sqlx::query("COMMIT").execute(&mut snap.conn).await;
                     let lsn = snap.lsn;
@@ -1486,10 +1540,51 @@ impl SourceTask for PostgresCdcSourceTask {
                 }
                 Ok(records)
             }
-            Phase::Streaming(mut s) => {
-                let result = self.poll_stream(&mut s).await;
-                self.phase = Some(Phase::Streaming(s));
-                result
+            Phase::Streaming(mut s) => match self.poll_stream(&mut s).await {
+                Ok(records) => {
+                    self.phase = Some(Phase::Streaming(s));
+                    Ok(records)
+                }
+                Err(e) if e.kind() == connect_api::ErrorKind::Retriable => {
+                    // The replication connection failed: reconnect, resuming after the last
+                    // record returned (the runtime commits or the task restarts).
+                    tracing::warn!(error = %e, "logical replication failed; reconnecting");
+                    s.cancel.cancel();
+                    let (resume, segments) = (s.emitted_pos, std::mem::take(&mut s.segments));
+                    drop(s);
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    match self.begin_stream(resume, segments.clone()).await {
+                        Ok(p) => {
+                            self.phase = Some(p);
+                            Ok(Vec::new())
+                        }
+                        Err(e2) => {
+                            if e2.kind() != connect_api::ErrorKind::Config {
+                                // Try again at the next poll.
+                                self.phase = Some(Phase::Reconnect(resume, segments));
+                            }
+                            Err(e2)
+                        }
+                    }
+                }
+                Err(e) => {
+                    self.phase = Some(Phase::Streaming(s));
+                    Err(e)
+                }
+            },
+            Phase::Reconnect(resume, segments) => {
+                match self.begin_stream(resume, segments.clone()).await {
+                    Ok(p) => {
+                        self.phase = Some(p);
+                        Ok(Vec::new())
+                    }
+                    Err(e) => {
+                        if e.kind() != connect_api::ErrorKind::Config {
+                            self.phase = Some(Phase::Reconnect(resume, segments));
+                        }
+                        Err(e)
+                    }
+                }
             }
             Phase::Done => {
                 self.phase = Some(Phase::Done);
