@@ -13,6 +13,8 @@
 # TLS is on (clients choose with sslmode): at its first start it gets a server certificate for
 # 127.0.0.1 and localhost, made with openssl and signed by a CA of its own, ca.pem in its folder
 # (printed as PG_CA=...; `reset` deletes both).
+# It runs with wal_level=logical (40 replication slots and WAL senders) for the change data
+# capture source; an instance an older version of this script started is restarted once for it.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
