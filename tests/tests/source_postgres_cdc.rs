@@ -558,6 +558,13 @@ async fn one_kafka_transaction_per_postgres_transaction_and_schema_changes_follo
     .await
     .unwrap();
     let mut config = cdc_config(&table, &name, &prefix);
+    // Over TLS, the server's certificate checked (the snapshot's, catalog's and replication
+    // connections alike).
+    config["connection.url"] = json!(format!(
+        "{}?sslmode=verify-full&sslrootcert={}",
+        database_url(),
+        connect_tests::postgres::ca().display()
+    ));
     config["transaction.boundary"] = json!("connector");
     config["snapshot.mode"] = json!("no_data");
     config["heartbeat.interval.ms"] = json!("500");

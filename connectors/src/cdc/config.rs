@@ -266,6 +266,14 @@ impl CdcConfig {
     pub fn parse(props: &ConfigMap) -> Result<Self> {
         let parsed = config_def().parse(props)?;
         let url = match parsed.string(CONNECTION_URL) {
+            // The replication connection reads libpq URLs.
+            Some(url) if url.starts_with("jdbc:") => {
+                return Err(ConnectError::invalid_value(
+                    CONNECTION_URL,
+                    url,
+                    "the change data capture source takes a libpq URL (postgres://user@host:5432/db?sslmode=...) or the database.* keys",
+                ));
+            }
             Some(url) => url.to_owned(),
             None => {
                 let missing = |k: &str| ConnectError::missing_required(k);
