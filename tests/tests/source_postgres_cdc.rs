@@ -652,6 +652,29 @@ async fn one_kafka_transaction_per_postgres_transaction_and_schema_changes_follo
             "one transaction per run: {run:?}"
         );
     }
+    // The task's own metrics, next to the worker's.
+    let metrics = eventually(
+        Duration::from_secs(30),
+        "the CDC task's metrics",
+        || async {
+            let text = reqwest::get(w.url("/metrics"))
+                .await
+                .ok()?
+                .text()
+                .await
+                .ok()?;
+            (text.contains("kafka_connect_task_plugin_cdc_lag_bytes{")
+                && text.contains(&format!(
+                    "kafka_connect_task_plugin_cdc_change_events{{connector=\"{name}\",task=\"0\"}}"
+                )))
+            .then_some(text)
+        },
+    )
+    .await;
+    assert!(
+        metrics.trim_end().ends_with("# EOF"),
+        "OpenMetrics text ends with # EOF"
+    );
     let last: Value =
         serde_json::from_str(records.last().unwrap().value.as_deref().unwrap()).unwrap();
     assert_eq!(

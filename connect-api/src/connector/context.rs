@@ -31,6 +31,14 @@ pub trait OffsetStorageReader: Send + Sync {
     }
 }
 
+/// Metrics a task reports next to the worker's (Kafka 4.1's `PluginMetrics`, KIP-877, reduced
+/// to gauges): the worker exports gauge `name` as `kafka_connect_task_plugin_<name>` with the
+/// task's `connector` and `task` labels, and drops the task's series when the task leaves.
+pub trait PluginMetrics: Send + Sync {
+    /// Sets gauge `name` (lower case, digits and `_`; created on first use) to `value`.
+    fn set_gauge(&self, name: &str, help: &str, value: f64);
+}
+
 /// Connector-defined transaction boundaries (Java's `TransactionContext`), given to tasks only
 /// when exactly-once is enabled and `transaction.boundary=connector`.
 ///
@@ -121,6 +129,7 @@ pub struct SourceTaskContext {
     offset_reader: Arc<dyn OffsetStorageReader>,
     transaction_context: Option<Arc<dyn TransactionContext>>,
     file_access: FileAccess,
+    plugin_metrics: Option<Arc<dyn PluginMetrics>>,
 }
 
 impl SourceTaskContext {
@@ -139,6 +148,7 @@ impl SourceTaskContext {
             offset_reader,
             transaction_context: None,
             file_access: FileAccess::disabled(),
+            plugin_metrics: None,
         }
     }
 
@@ -150,6 +160,17 @@ impl SourceTaskContext {
 
     pub fn file_access(&self) -> &FileAccess {
         &self.file_access
+    }
+
+    /// Where the task's own metrics go (set by the worker).
+    pub fn with_plugin_metrics(mut self, metrics: Arc<dyn PluginMetrics>) -> Self {
+        self.plugin_metrics = Some(metrics);
+        self
+    }
+
+    /// The task's own metrics (`None` when nothing collects them, e.g. in unit tests).
+    pub fn plugin_metrics(&self) -> Option<&dyn PluginMetrics> {
+        self.plugin_metrics.as_deref()
     }
 
     /// Set by the runtime only for exactly-once tasks with `transaction.boundary=connector`.

@@ -14,8 +14,8 @@ mod sink;
 mod source;
 
 pub use context::{
-    ConnectorContext, ConnectorControl, ErrantRecordReporter, OffsetStorageReader, SinkTaskContext,
-    SinkTaskControl, SourceTaskContext, TransactionContext,
+    ConnectorContext, ConnectorControl, ErrantRecordReporter, OffsetStorageReader, PluginMetrics,
+    SinkTaskContext, SinkTaskControl, SourceTaskContext, TransactionContext,
 };
 pub use erased::{DynSinkConnector, DynSourceConnector};
 pub use sink::{SinkConnector, SinkOffsets, SinkTask};

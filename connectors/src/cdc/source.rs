@@ -367,6 +367,10 @@ pub struct PostgresCdcSourceTask {
     /// (end LSN of a PostgreSQL transaction (or a heartbeat's position), records emitted up to
     /// and including it): confirmed to the slot once `acked` reaches the count.
     durable: VecDeque<(u64, u64)>,
+    /// For the task's metrics: snapshot rows read, change events sent, the last lag check.
+    snapshot_rows: u64,
+    change_events: u64,
+    last_lag_check: Option<Instant>,
 }
 
 fn now_us() -> i64 {
@@ -705,6 +709,51 @@ impl PostgresCdcSourceTask {
             last_heartbeat: Instant::now(),
             segments,
         })))
+    }
+
+    fn gauge(&self, name: &str, help: &str, value: f64) {
+        if let Some(m) = self.ctx.as_ref().and_then(|c| c.plugin_metrics()) {
+            m.set_gauge(name, help, value);
+        }
+    }
+
+    /// Every 5 s: how far the stream is behind the server's WAL, and the slot's position.
+    async fn stream_metrics(&mut self, s: &Stream) {
+        if self
+            .last_lag_check
+            .is_some_and(|at| at.elapsed() < Duration::from_secs(5))
+        {
+            return;
+        }
+        self.last_lag_check = Some(Instant::now());
+        let Some(catalog) = self.catalog.as_ref() else {
+            return;
+        };
+        let row: Option<(Option<String>, Option<String>)> = sqlx::query_as(
+            "SELECT pg_current_wal_lsn()::text, (SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1)",
+        )
+        .bind(&self.config().slot_name)
+        .fetch_optional(&catalog.pool)
+        .await
+        .ok()
+        .flatten();
+        let Some((Some(current), confirmed)) = row else {
+            return;
+        };
+        let current = parse_lsn(&current).unwrap_or(0);
+        let processed = s.last_commit_lsn.max(s.emitted_pos.commit_lsn);
+        self.gauge(
+            "cdc_lag_bytes",
+            "Bytes of WAL between the server's current position and the last transaction this task processed",
+            current.saturating_sub(processed) as f64,
+        );
+        if let Some(c) = confirmed.as_deref().and_then(parse_lsn) {
+            self.gauge(
+                "cdc_slot_retained_bytes",
+                "Bytes of WAL between the server's current position and the slot's confirmed position (what the slot keeps)",
+                current.saturating_sub(c) as f64,
+            );
+        }
     }
 
     fn record(
@@ -1503,6 +1552,17 @@ impl SourceTask for PostgresCdcSourceTask {
                     }
                 };
                 self.emitted += records.len() as u64;
+                self.snapshot_rows += records.len() as u64;
+                self.gauge(
+                    "cdc_snapshot_rows",
+                    "Rows the snapshot has read (this task's start)",
+                    self.snapshot_rows as f64,
+                );
+                self.gauge(
+                    "cdc_snapshot_running",
+                    "1 while the snapshot runs",
+                    if finished { 0.0 } else { 1.0 },
+                );
                 // Connector-defined boundaries: each batch of snapshot rows is a transaction.
                 if !records.is_empty()
                     && let Some(tc) = self.ctx.as_ref().and_then(|c| c.transaction_context())
@@ -1542,6 +1602,9 @@ impl SourceTask for PostgresCdcSourceTask {
             }
             Phase::Streaming(mut s) => match self.poll_stream(&mut s).await {
                 Ok(records) => {
+                    self.change_events += records.len() as u64;
+                    self.gauge("cdc_change_events", "Change events (and tombstones, heartbeats) returned since the task started", self.change_events as f64);
+                    self.stream_metrics(&s).await;
                     self.phase = Some(Phase::Streaming(s));
                     Ok(records)
                 }

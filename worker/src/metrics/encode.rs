@@ -33,6 +33,13 @@ impl Metrics {
         }
         let mut out = String::new();
         encode(&mut out, &self.registry).expect("writing to a String cannot fail");
+        let plugin = self.encode_plugin();
+        if !plugin.is_empty() {
+            match out.rfind("# EOF") {
+                Some(at) => out.insert_str(at, &plugin),
+                None => out.push_str(&plugin),
+            }
+        }
         out
     }
 }

@@ -31,6 +31,7 @@
 //!   commits, source polls and transactions, sink reads, puts and lag)
 //! - `errors.rs`: [`ErrorMetrics`], a task's `task-error-metrics`
 //! - `encode.rs`: [`Metrics::encode`] for `GET /metrics` and its [`CONTENT_TYPE`]
+//! - `plugin.rs`: tasks' own gauges ([`TaskPluginMetrics`], connect-api's `PluginMetrics`)
 //! - `labels.rs`: the `connector`, `task` and `status` labels, and Apache's states
 //! - `clock.rs`: durations and the wall clock in milliseconds, as the `_ms` metrics count
 //! - `tests.rs`: the exported names against the exporter's mapping
@@ -39,6 +40,7 @@ mod clock;
 mod encode;
 mod errors;
 mod labels;
+mod plugin;
 mod registry;
 mod status;
 mod task;
@@ -49,5 +51,6 @@ mod worker;
 
 pub use encode::CONTENT_TYPE;
 pub use errors::ErrorMetrics;
+pub use plugin::TaskPluginMetrics;
 pub use registry::{Metrics, global};
 pub use task::TaskMetrics;

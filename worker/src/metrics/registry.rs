@@ -52,6 +52,8 @@ pub struct Metrics {
     pub(super) task: TaskFamilies,
     /// The last state reported of each connector and task on this worker.
     pub(super) states: Mutex<States>,
+    /// Tasks' own gauges ([`super::plugin`]): name -> (help, value by task).
+    pub(super) plugin: Mutex<BTreeMap<String, (String, BTreeMap<ConnectorTaskId, f64>)>>,
 }
 
 #[derive(Default)]
@@ -165,6 +167,7 @@ impl Metrics {
             pause_ratio: Family::default(),
             task,
             states: Mutex::default(),
+            plugin: Mutex::default(),
             registry: Registry::default(),
         };
         {

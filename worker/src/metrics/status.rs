@@ -78,6 +78,7 @@ impl Metrics {
                 self.running_ratio.remove(&labels);
                 self.pause_ratio.remove(&labels);
                 self.task.remove(&labels);
+                self.remove_plugin_series(id);
             }
         }
         self.task_count.set(states.tasks.len() as i64);

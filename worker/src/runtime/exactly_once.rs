@@ -467,7 +467,10 @@ impl Runner {
             Arc::new(TokioTimer),
             self.run.cancel.clone(),
         )
-        .with_file_access(self.run.file_access.clone());
+        .with_file_access(self.run.file_access.clone())
+        .with_plugin_metrics(Arc::new(crate::metrics::TaskPluginMetrics::new(
+            self.run.id.clone(),
+        )));
         let boundary = self.run.connector_config.transaction_boundary;
         if boundary == TransactionBoundary::Connector {
             ctx = ctx.with_transaction_context(self.boundaries.clone());

@@ -454,7 +454,10 @@ impl Runner {
             Arc::new(TokioTimer),
             self.run.cancel.clone(),
         )
-        .with_file_access(self.run.file_access.clone());
+        .with_file_access(self.run.file_access.clone())
+        .with_plugin_metrics(Arc::new(crate::metrics::TaskPluginMetrics::new(
+            self.run.id.clone(),
+        )));
         self.task.start(ctx, self.run.task_config.clone()).await?;
         self.run.status.on_running(&self.run.id);
         tracing::info!(task = %self.run.id, "source task started");
