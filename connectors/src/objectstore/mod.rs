@@ -25,6 +25,9 @@
 //! Formats: JSON lines (`format=jsonl`): each line is the record value as schemaless JSON.
 
 mod config;
+pub mod format;
+pub mod joda;
+pub mod partitioner;
 mod sink;
 
 pub use config::*;

@@ -1,0 +1,270 @@
+//! The part of Joda-Time that `path.format`, `locale` and `timezone` need: a `DateTimeFormat`
+//! pattern formatter and fixed-offset zones.
+//!
+//! Supported pattern letters (Joda's meaning): `y`/`Y` year (`yy` two digits), `M` month (`MMM`
+//! short and `MMMM` full English names), `d` day of month, `D` day of year, `H` hour 0-23, `k`
+//! hour 1-24, `h` hour 1-12, `K` hour 0-11, `m` minute, `s` second, `S` fraction of second, `a`
+//! AM/PM, `E` day of week (`E`..`EEE` short, `EEEE` full English name), `e` day of week 1-7,
+//! `'text'` literals (`''` is a quote); other non-letters are literal. Any other letter is a
+//! configuration error, never a silently different path.
+//!
+//! Zones: `UTC`/`GMT`/`Z` and fixed offsets (`+02:00`, `-0530`, `UTC+2`). Named regions
+//! (`Europe/Paris`) need a time-zone database this worker does not carry: rejected.
+
+use chrono::{Datelike, NaiveDateTime, Timelike};
+
+#[derive(Debug, Clone, PartialEq)]
+enum Token {
+    Literal(String),
+    Field(char, usize),
+}
+
+/// A parsed Joda pattern.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JodaFormat {
+    tokens: Vec<Token>,
+}
+
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+const DAYS: [&str; 7] = [
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+];
+
+impl JodaFormat {
+    pub fn parse(pattern: &str) -> Result<Self, String> {
+        let chars: Vec<char> = pattern.chars().collect();
+        let mut tokens = Vec::new();
+        let mut i = 0;
+        let mut literal = String::new();
+        while i < chars.len() {
+            let c = chars[i];
+            if c == '\'' {
+                if chars.get(i + 1) == Some(&'\'') {
+                    literal.push('\'');
+                    i += 2;
+                    continue;
+                }
+                let mut j = i + 1;
+                loop {
+                    match chars.get(j) {
+                        None => return Err(format!("unterminated quote in '{pattern}'")),
+                        Some('\'') if chars.get(j + 1) == Some(&'\'') => {
+                            literal.push('\'');
+                            j += 2;
+                        }
+                        Some('\'') => break,
+                        Some(ch) => {
+                            literal.push(*ch);
+                            j += 1;
+                        }
+                    }
+                }
+                i = j + 1;
+            } else if c.is_ascii_alphabetic() {
+                if !"yYMdDHkhKmsSaEe".contains(c) {
+                    return Err(format!(
+                        "pattern letter '{c}' of '{pattern}' is not supported by this worker"
+                    ));
+                }
+                let mut n = 1;
+                while chars.get(i + n) == Some(&c) {
+                    n += 1;
+                }
+                if !literal.is_empty() {
+                    tokens.push(Token::Literal(std::mem::take(&mut literal)));
+                }
+                tokens.push(Token::Field(c, n));
+                i += n;
+            } else {
+                literal.push(c);
+                i += 1;
+            }
+        }
+        if !literal.is_empty() {
+            tokens.push(Token::Literal(literal));
+        }
+        Ok(Self { tokens })
+    }
+
+    /// Whether the pattern prints names (months, days, AM/PM), which depend on the locale.
+    pub fn has_text(&self) -> bool {
+        self.tokens.iter().any(|t| {
+            matches!(t, Token::Field('M', n) if *n >= 3)
+                || matches!(t, Token::Field('E', _) | Token::Field('a', _))
+        })
+    }
+
+    /// `millis` (UTC epoch) printed in local time of `zone`.
+    pub fn format(&self, millis: i64, zone: &Zone) -> String {
+        let local = millis + zone.offset_ms();
+        let dt = chrono::DateTime::from_timestamp_millis(local)
+            .map_or(NaiveDateTime::MIN, |d| d.naive_utc());
+        let mut out = String::new();
+        for t in &self.tokens {
+            match t {
+                Token::Literal(s) => out.push_str(s),
+                Token::Field(c, n) => {
+                    let n = *n;
+                    let num = |out: &mut String, v: i64| {
+                        let s = v.abs().to_string();
+                        if v < 0 {
+                            out.push('-');
+                        }
+                        for _ in s.len()..n {
+                            out.push('0');
+                        }
+                        out.push_str(&s);
+                    };
+                    match c {
+                        'y' | 'Y' if n == 2 => {
+                            out.push_str(&format!("{:02}", dt.year().rem_euclid(100)))
+                        }
+                        'y' | 'Y' => num(&mut out, i64::from(dt.year())),
+                        'M' if n >= 4 => out.push_str(MONTHS[dt.month0() as usize]),
+                        'M' if n == 3 => out.push_str(&MONTHS[dt.month0() as usize][..3]),
+                        'M' => num(&mut out, i64::from(dt.month())),
+                        'd' => num(&mut out, i64::from(dt.day())),
+                        'D' => num(&mut out, i64::from(dt.ordinal())),
+                        'H' => num(&mut out, i64::from(dt.hour())),
+                        'k' => num(
+                            &mut out,
+                            i64::from(if dt.hour() == 0 { 24 } else { dt.hour() }),
+                        ),
+                        'h' => num(&mut out, i64::from((dt.hour() + 11) % 12 + 1)),
+                        'K' => num(&mut out, i64::from(dt.hour() % 12)),
+                        'm' => num(&mut out, i64::from(dt.minute())),
+                        's' => num(&mut out, i64::from(dt.second())),
+                        'S' => {
+                            // Joda prints the fraction's leading digits (millisecond precision).
+                            let ms = format!("{:03}", dt.nanosecond() / 1_000_000);
+                            let mut digits: String = ms.chars().take(n).collect();
+                            while digits.len() < n {
+                                digits.push('0');
+                            }
+                            out.push_str(&digits);
+                        }
+                        'a' => out.push_str(if dt.hour() < 12 { "AM" } else { "PM" }),
+                        'E' if n >= 4 => {
+                            out.push_str(DAYS[dt.weekday().num_days_from_monday() as usize])
+                        }
+                        'E' => {
+                            out.push_str(&DAYS[dt.weekday().num_days_from_monday() as usize][..3])
+                        }
+                        'e' => num(&mut out, i64::from(dt.weekday().number_from_monday())),
+                        _ => unreachable!("letters are checked in parse"),
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A fixed-offset time zone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Zone {
+    offset_ms: i64,
+}
+
+impl Zone {
+    pub fn utc() -> Self {
+        Self { offset_ms: 0 }
+    }
+
+    pub fn offset_ms(&self) -> i64 {
+        self.offset_ms
+    }
+
+    /// Joda's `DateTimeZone.forID` for UTC and fixed offsets.
+    pub fn parse(id: &str) -> Result<Self, String> {
+        let rest = match id {
+            "UTC" | "GMT" | "Z" | "Etc/UTC" | "Etc/GMT" | "UCT" | "Zulu" | "Universal" => {
+                return Ok(Self::utc());
+            }
+            _ => ["UTC", "GMT"]
+                .iter()
+                .find_map(|p| id.strip_prefix(p))
+                .unwrap_or(id),
+        };
+        let unsupported = || {
+            format!(
+                "time zone '{id}' is not supported by this worker: use UTC or a fixed offset \
+                 such as +02:00"
+            )
+        };
+        let (sign, digits) = match rest.as_bytes().first() {
+            Some(b'+') => (1, &rest[1..]),
+            Some(b'-') => (-1, &rest[1..]),
+            _ => return Err(unsupported()),
+        };
+        let (h, m) = match digits.split_once(':') {
+            Some((h, m)) => (h, m),
+            None if digits.len() == 4 => (&digits[..2], &digits[2..]),
+            None => (digits, "0"),
+        };
+        let h: i64 = h.parse().map_err(|_| unsupported())?;
+        let m: i64 = m.parse().map_err(|_| unsupported())?;
+        if !(0..=23).contains(&h) || !(0..=59).contains(&m) {
+            return Err(unsupported());
+        }
+        Ok(Self {
+            offset_ms: sign * (h * 3_600_000 + m * 60_000),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns() {
+        let utc = Zone::utc();
+        // 2021-03-07T05:04:03.021Z, a Sunday
+        let t = 1_615_093_443_021;
+        let f = |p: &str| JodaFormat::parse(p).unwrap().format(t, &utc);
+        assert_eq!(
+            f("'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH"),
+            "year=2021/month=03/day=07/hour=05"
+        );
+        assert_eq!(f("yyyy-MM-dd HH:mm:ss.SSS"), "2021-03-07 05:04:03.021");
+        assert_eq!(f("yy/M/d/H"), "21/3/7/5");
+        assert_eq!(
+            f("MMM MMMM EEE EEEE a hh k K D"),
+            "Mar March Sun Sunday AM 05 5 5 066"
+        );
+        assert_eq!(f("'it''s' ''"), "it's '");
+        assert!(JodaFormat::parse("yyyy/ww").is_err());
+        assert!(JodaFormat::parse("'open").is_err());
+    }
+
+    #[test]
+    fn zones() {
+        assert_eq!(Zone::parse("UTC").unwrap().offset_ms(), 0);
+        assert_eq!(Zone::parse("+02:00").unwrap().offset_ms(), 7_200_000);
+        assert_eq!(Zone::parse("-0530").unwrap().offset_ms(), -19_800_000);
+        assert_eq!(Zone::parse("UTC+3").unwrap().offset_ms(), 10_800_000);
+        assert!(Zone::parse("Europe/Paris").is_err());
+        let f = JodaFormat::parse("dd HH").unwrap();
+        assert_eq!(f.format(0, &Zone::parse("-01:00").unwrap()), "31 23");
+    }
+}
