@@ -75,6 +75,13 @@ pub fn builtin_plugins() -> PluginRegistry {
             version: VERSION,
             task_class: objectstore::SINK_TASK_CLASS,
             task_aliases: &[],
+        })
+        .register_sink::<objectstore::S3SinkConnector>(PluginDesc {
+            class: objectstore::S3_SINK_CONNECTOR_CLASS,
+            aliases: &[],
+            version: VERSION,
+            task_class: objectstore::S3_SINK_TASK_CLASS,
+            task_aliases: &[],
         });
     registry
 }
@@ -88,7 +95,7 @@ mod tests {
     fn registry_resolves_java_names_and_aliases() {
         let r = builtin_plugins();
         let plugins = r.connector_plugins();
-        assert_eq!(plugins.len(), 7);
+        assert_eq!(plugins.len(), 8);
         let json = serde_json::to_value(&plugins[0]).unwrap();
         assert!(
             json.get("class").is_some()

@@ -250,7 +250,7 @@ mod tests {
         assert_eq!(f("yy/M/d/H"), "21/3/7/5");
         assert_eq!(
             f("MMM MMMM EEE EEEE a hh k K D"),
-            "Mar March Sun Sunday AM 05 5 5 066"
+            "Mar March Sun Sunday AM 05 5 5 66"
         );
         assert_eq!(f("'it''s' ''"), "it's '");
         assert!(JodaFormat::parse("yyyy/ww").is_err());

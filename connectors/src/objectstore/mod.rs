@@ -28,10 +28,18 @@ mod config;
 pub mod format;
 pub mod joda;
 pub mod partitioner;
+pub mod s3config;
 mod sink;
+pub mod writer;
 
 pub use config::*;
-pub use sink::{ObjectStoreSinkConnector, ObjectStoreSinkTask, object_name};
+pub use sink::{
+    Confluent, Flavor, ObjectStoreSinkConnector, ObjectStoreSinkTask, Own, S3SinkConnector,
+    S3SinkTask, StorageSinkConnector, StorageSinkTask, object_name,
+};
 
 pub const SINK_CONNECTOR_CLASS: &str = "connect_connectors::objectstore::ObjectStoreSinkConnector";
 pub const SINK_TASK_CLASS: &str = "connect_connectors::objectstore::ObjectStoreSinkTask";
+/// Confluent's S3 sink, whose keys, formats, partitioners and object names this sink takes.
+pub const S3_SINK_CONNECTOR_CLASS: &str = "io.confluent.connect.s3.S3SinkConnector";
+pub const S3_SINK_TASK_CLASS: &str = "io.confluent.connect.s3.S3SinkTask";

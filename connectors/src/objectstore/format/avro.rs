@@ -204,7 +204,7 @@ mod tests {
             .build();
         let mut files = Vec::new();
         for codec in [AvroCodec::Null, AvroCodec::Deflate, AvroCodec::Snappy] {
-            let mut once = || {
+            let once = || {
                 let mut w = AvroFileWriter::new(AvroOptions {
                     codec,
                     data: AvroDataConfig::default(),

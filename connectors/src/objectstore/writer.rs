@@ -1,0 +1,457 @@
+//! The files of one topic-partition: which file a record goes to, when files end, and their
+//! uploads (Confluent's `TopicPartitionWriter`, with the same rotation rules).
+//!
+//! ```text
+//!  record ─▶ partitioner ─▶ encoded partition ─▶ open file of that encoded partition
+//!     before writing: end every open file if the record's time is rotate.interval.ms past the
+//!       first record's, or (rotate.file.on.partition.change) its encoded partition changed,
+//!       or the wall-clock schedule (rotate.schedule.interval.ms) is due, or its value schema
+//!       differs from the one its file started with (schema.compatibility=NONE)
+//!     after writing: end every open file once flush.size records were written since the last
+//!       end; while a file grows, every s3.part.size bytes go out as a multipart-upload part
+//!  ending the files: finish each (last block, footer), complete its multipart upload or PUT
+//!    it whole, then the partition's committable offset becomes the last written offset + 1
+//! ```
+//!
+//! # Guarantees
+//!
+//! - Files end only where the records alone decide (a count, record times, schemas, encoded
+//!   partitions) unless a wall clock is configured, and the consumer resumes at the offset after
+//!   the last ended files. A replay therefore rewrites byte-identical files under identical
+//!   names; the store holds each record once.
+//! - An object appears whole or not at all: a single PUT, or a multipart upload that only
+//!   becomes visible when completed.
+//! - A failed PUT keeps the finished file in memory: the runner redelivers the batch and the
+//!   upload is tried again before any new record. A failed multipart part cannot be retried
+//!   (the upload would miss a part), so the partition's open files are dropped, their uploads
+//!   aborted, and the consumer rewound to the first offset after the last ended files; the
+//!   rewritten files are the same.
+//! - Memory per partition: per open file, under `s3.part.size` of encoded bytes, plus a format's
+//!   own buffer (an Avro block of 64 000 bytes; a Parquet row group of `s3.part.size`).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use connect_api::data::Schema;
+use connect_api::error::{ConnectError, ErrorKind, Result};
+use connect_api::record::{SinkRecord, TopicPartition};
+use object_store::path::Path;
+use object_store::{MultipartUpload, ObjectStore, ObjectStoreExt, PutPayload};
+
+use super::format::{Format, RecordWriter};
+use super::joda::Zone;
+use super::partitioner::Partitioner;
+
+/// What the task does with a record whose value is null (`behavior.on.null.values`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NullValues {
+    /// The task fails.
+    Fail,
+    /// The record is skipped (and reported to the dead letter queue if `report`).
+    Ignore { report: bool },
+    /// Written as the format writes a null (this sink's own `jsonl`: a `null` line).
+    Write,
+}
+
+/// When open files end besides `flush.size`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rotation {
+    None,
+    /// This sink's own `rotate.interval.ms`: a record whose timestamp falls in a later window
+    /// of this many ms than the file's first record.
+    Window(i64),
+    /// Confluent's `rotate.interval.ms` (time from the partitioner's extractor).
+    Interval {
+        ms: i64,
+        on_partition_change: bool,
+    },
+}
+
+/// Everything the writers need, from either connector's keys.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// `topics.dir` (or the store URL's prefix) as path segments.
+    pub topics_dir: Vec<String>,
+    pub partitioner: Partitioner,
+    pub format: Format,
+    pub flush_size: usize,
+    pub rotation: Rotation,
+    /// `rotate.schedule.interval.ms` and the zone whose days it counts in.
+    pub schedule: Option<(i64, Zone)>,
+    pub zero_pad: usize,
+    pub file_delim: String,
+    pub nulls: NullValues,
+    pub part_size: usize,
+}
+
+impl Settings {
+    /// `<topics.dir>/<topic>/<encoded partition>/<topic>+<partition>+<start offset>.<ext>`.
+    pub fn object_name(&self, tp: &TopicPartition, encoded: &str, start_offset: i64) -> Path {
+        let d = &self.file_delim;
+        let file = format!(
+            "{topic}{d}{p}{d}{start_offset:0width$}{ext}",
+            topic = tp.topic,
+            p = tp.partition,
+            width = self.zero_pad,
+            ext = self.format.extension()
+        );
+        Path::from_iter(
+            self.topics_dir
+                .iter()
+                .map(String::as_str)
+                .chain(std::iter::once(tp.topic.as_str()))
+                .chain(encoded.split('/'))
+                .chain(std::iter::once(file.as_str())),
+        )
+    }
+}
+
+/// `DateTimeUtils.getNextTimeAdjustedByDay`: the next multiple of `period` counted from the
+/// start of the local day.
+fn next_scheduled(now: i64, period: i64, zone: &Zone) -> i64 {
+    let day = 86_400_000;
+    let local = now + zone.offset_ms();
+    let start_of_day = local.div_euclid(day) * day - zone.offset_ms();
+    let elapsed = now - start_of_day;
+    start_of_day + (elapsed / period + 1) * period
+}
+
+struct OpenFile {
+    name: Path,
+    writer: Box<dyn RecordWriter>,
+    upload: Option<Box<dyn MultipartUpload>>,
+}
+
+/// The state of one topic-partition.
+#[derive(Default)]
+pub struct PartitionWriter {
+    files: BTreeMap<String, OpenFile>,
+    /// Value schema each open file started with.
+    schemas: HashMap<String, Option<Schema>>,
+    record_count: usize,
+    base_ts: Option<i64>,
+    window: Option<i64>,
+    current_encoded: Option<String>,
+    last_written: Option<i64>,
+    /// Last offset handled (written, skipped or reported): a redelivered batch skips to after it.
+    processed: Option<i64>,
+    /// After a lost multipart upload: records are skipped until this offset comes again.
+    skip_until: Option<i64>,
+    /// Where a replay of the partition's open files starts.
+    resume_from: Option<i64>,
+    /// Ended files waiting for their PUT, and the offset committable once they are stored.
+    pending: Vec<(Path, Vec<u8>)>,
+    pending_offset: Option<i64>,
+    next_rotation: Option<i64>,
+    /// A rewind for the task to request of the runtime.
+    rewind: Option<i64>,
+}
+
+/// What happened to a record.
+pub enum Outcome {
+    Written,
+    Skipped,
+    /// Not writable (partitioner or format): for the errant-record reporter.
+    Errant(ConnectError),
+}
+
+impl PartitionWriter {
+    /// Whether `offset` was already handled (a batch redelivered after a retriable error, or
+    /// records before a rewind took effect).
+    pub fn already_handled(&mut self, offset: i64) -> bool {
+        if let Some(target) = self.skip_until {
+            if offset != target {
+                return true;
+            }
+            self.skip_until = None;
+        }
+        self.processed.is_some_and(|p| offset <= p)
+    }
+
+    pub fn mark_handled(&mut self, offset: i64) {
+        self.processed = Some(offset);
+        self.resume_from.get_or_insert(offset);
+    }
+
+    /// Uploads ended files still waiting; the committable offset moves once all are stored.
+    pub async fn flush_pending(
+        &mut self,
+        store: &Arc<dyn ObjectStore>,
+        committed: &mut Option<i64>,
+    ) -> Result<()> {
+        while let Some((name, bytes)) = self.pending.first() {
+            let size = bytes.len();
+            store
+                .put(name, PutPayload::from(bytes.clone()))
+                .await
+                .map_err(|e| {
+                    ConnectError::retriable(format!("failed to upload {name}")).with_source(e)
+                })?;
+            tracing::debug!(object = %name, size, "uploaded");
+            self.pending.remove(0);
+        }
+        if let Some(o) = self.pending_offset.take() {
+            *committed = Some(o);
+            self.resume_from = Some(o);
+        }
+        Ok(())
+    }
+
+    /// Writes one record (its offset not yet handled), ending files before or after it as the
+    /// rotation rules say.
+    pub async fn write(
+        &mut self,
+        s: &Settings,
+        store: &Arc<dyn ObjectStore>,
+        tp: &TopicPartition,
+        record: &SinkRecord,
+        now: i64,
+        committed: &mut Option<i64>,
+    ) -> Result<Outcome> {
+        if record.value.is_null() {
+            match s.nulls {
+                NullValues::Fail => {
+                    return Err(ConnectError::fatal(format!(
+                        "Null valued records are not writeable with current \
+                         behavior.on.null.values 'settings. (record {}-{}@{})",
+                        record.topic, record.kafka_partition, record.kafka_offset
+                    )));
+                }
+                NullValues::Ignore { report } => {
+                    return Ok(if report {
+                        Outcome::Errant(ConnectError::data("a record with a null value, ignored"))
+                    } else {
+                        Outcome::Skipped
+                    });
+                }
+                NullValues::Write => {}
+            }
+        }
+        let (ts, encoded) = loop {
+            let ts = match s.partitioner.extractor() {
+                Some(ex) => match ex.extract(record, now) {
+                    Ok(t) => Some(t),
+                    Err(e) => return Ok(Outcome::Errant(e)),
+                },
+                None => None,
+            };
+            let encoded = match s.partitioner.encode(record, now) {
+                Ok(e) => e,
+                Err(e) => return Ok(Outcome::Errant(e)),
+            };
+            if self.record_count > 0 && self.rotates_before(s, record, ts, &encoded, now) {
+                self.end_files(store, tp, committed).await?;
+                continue;
+            }
+            break (ts, encoded);
+        };
+        let is_new = !self.files.contains_key(&encoded);
+        if is_new {
+            let file = OpenFile {
+                name: s.object_name(tp, &encoded, record.kafka_offset),
+                writer: s.format.new_writer(),
+                upload: None,
+            };
+            self.files.insert(encoded.clone(), file);
+        }
+        let file = self.files.get_mut(&encoded).expect("inserted above");
+        if let Err(e) = file
+            .writer
+            .write(record.value_schema.as_ref(), &record.value)
+        {
+            if is_new {
+                self.files.remove(&encoded);
+            }
+            return match e.kind() {
+                ErrorKind::Data => Ok(Outcome::Errant(e)),
+                _ => Err(e),
+            };
+        }
+        self.schemas
+            .entry(encoded.clone())
+            .or_insert_with(|| record.value_schema.clone());
+        if self.record_count == 0 {
+            self.window = match s.rotation {
+                Rotation::Window(ms) => Some(record.timestamp.unwrap_or(0).div_euclid(ms)),
+                _ => None,
+            };
+        }
+        if self.base_ts.is_none() {
+            self.base_ts = ts;
+        }
+        self.record_count += 1;
+        self.last_written = Some(record.kafka_offset);
+        self.current_encoded = Some(encoded.clone());
+        if let Some((period, zone)) = &s.schedule
+            && self.next_rotation.is_none()
+        {
+            self.next_rotation = Some(next_scheduled(now, *period, zone));
+        }
+        if let Err(e) = self.ship_parts(s, store, &encoded).await {
+            self.lose(tp).await;
+            return Err(e);
+        }
+        if self.record_count >= s.flush_size {
+            self.end_files(store, tp, committed).await?;
+        }
+        Ok(Outcome::Written)
+    }
+
+    fn rotates_before(
+        &self,
+        s: &Settings,
+        record: &SinkRecord,
+        ts: Option<i64>,
+        encoded: &str,
+        now: i64,
+    ) -> bool {
+        let on_time = match &s.rotation {
+            Rotation::None => false,
+            Rotation::Window(ms) => {
+                self.window != Some(record.timestamp.unwrap_or(0).div_euclid(*ms))
+            }
+            Rotation::Interval {
+                ms,
+                on_partition_change,
+            } => {
+                ts.zip(self.base_ts).is_some_and(|(t, b)| t - b >= *ms)
+                    || (*on_partition_change && self.current_encoded.as_deref() != Some(encoded))
+            }
+        };
+        let scheduled = self.next_rotation.is_some_and(|at| now >= at);
+        let schema_changed = self
+            .schemas
+            .get(encoded)
+            .is_some_and(|first| first.as_ref() != record.value_schema.as_ref());
+        on_time || scheduled || schema_changed
+    }
+
+    /// Whether the wall-clock schedule says the open files should end now.
+    pub fn schedule_due(&self, now: i64) -> bool {
+        self.record_count > 0 && self.next_rotation.is_some_and(|at| now >= at)
+    }
+
+    /// Sends every full part of a file's bytes as a multipart-upload part.
+    async fn ship_parts(
+        &mut self,
+        s: &Settings,
+        store: &Arc<dyn ObjectStore>,
+        encoded: &str,
+    ) -> Result<()> {
+        let file = self.files.get_mut(encoded).expect("an open file");
+        while file.writer.output().len() >= s.part_size {
+            let part: Vec<u8> = file.writer.output().drain(..s.part_size).collect();
+            if file.upload.is_none() {
+                let upload = store.put_multipart(&file.name).await.map_err(|e| {
+                    ConnectError::retriable(format!(
+                        "failed to start the multipart upload of {}",
+                        file.name
+                    ))
+                    .with_source(e)
+                })?;
+                file.upload = Some(upload);
+            }
+            let upload = file.upload.as_mut().expect("started above");
+            upload.put_part(PutPayload::from(part)).await.map_err(|e| {
+                ConnectError::retriable(format!("failed to upload a part of {}", file.name))
+                    .with_source(e)
+            })?;
+            tracing::debug!(object = %file.name, "uploaded a part");
+        }
+        Ok(())
+    }
+
+    /// Ends every open file and uploads them; the committable offset moves when all are stored.
+    pub async fn end_files(
+        &mut self,
+        store: &Arc<dyn ObjectStore>,
+        tp: &TopicPartition,
+        committed: &mut Option<i64>,
+    ) -> Result<()> {
+        let files = std::mem::take(&mut self.files);
+        let mut multipart = Vec::new();
+        for (_, mut f) in files {
+            f.writer.finish()?;
+            let tail = std::mem::take(f.writer.output());
+            match f.upload {
+                Some(up) => multipart.push((f.name, up, tail)),
+                None => self.pending.push((f.name, tail)),
+            }
+        }
+        for (name, mut up, tail) in multipart {
+            let done = async {
+                if !tail.is_empty() {
+                    up.put_part(PutPayload::from(tail)).await?;
+                }
+                up.complete().await
+            };
+            if let Err(e) = done.await {
+                self.lose(tp).await;
+                return Err(ConnectError::retriable(format!(
+                    "failed to complete the multipart upload of {name}"
+                ))
+                .with_source(e));
+            }
+            tracing::debug!(object = %name, "uploaded (multipart)");
+        }
+        self.pending_offset = self.last_written.map(|o| o + 1);
+        self.record_count = 0;
+        self.base_ts = None;
+        self.window = None;
+        self.schemas.clear();
+        self.next_rotation = None;
+        self.flush_pending(store, committed).await
+    }
+
+    /// Drops the open files after a multipart upload failed, aborts their uploads and asks for
+    /// the records since the last ended files again.
+    async fn lose(&mut self, tp: &TopicPartition) {
+        for (_, f) in std::mem::take(&mut self.files) {
+            if let Some(mut up) = f.upload
+                && let Err(e) = up.abort().await
+            {
+                tracing::warn!(object = %f.name, error = %e, "failed to abort a multipart upload");
+            }
+        }
+        let resume = self.resume_from;
+        *self = PartitionWriter::default();
+        self.skip_until = resume;
+        self.resume_from = resume;
+        self.rewind = resume;
+        tracing::warn!(partition = ?tp, resume_from = ?resume, "a multipart upload failed; rewriting the partition's open files");
+    }
+
+    /// The offset to rewind the consumer to after a lost multipart upload (once).
+    pub fn take_rewind(&mut self) -> Option<i64> {
+        self.rewind.take()
+    }
+
+    /// Aborts open multipart uploads (partition closed or task stopped).
+    pub async fn abort(mut self) {
+        for (_, f) in std::mem::take(&mut self.files) {
+            if let Some(mut up) = f.upload {
+                let _ = up.abort().await;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scheduled_rotation_counts_from_the_local_day() {
+        let utc = Zone::utc();
+        // 10:07 with a 15-minute period: 10:15.
+        let now = 10 * 3_600_000 + 7 * 60_000;
+        assert_eq!(
+            next_scheduled(now, 900_000, &utc),
+            10 * 3_600_000 + 15 * 60_000
+        );
+        let plus1 = Zone::parse("+01:00").unwrap();
+        // 23:30 UTC is 00:30 local: the day started at 23:00 UTC; hourly: 00:00 UTC.
+        let now = 23 * 3_600_000 + 30 * 60_000;
+        assert_eq!(next_scheduled(now, 3_600_000, &plus1), 24 * 3_600_000);
+    }
+}
