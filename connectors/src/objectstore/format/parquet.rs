@@ -935,3 +935,119 @@ impl RecordWriter for ParquetFileWriter {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use connect_api::data::{SchemaBuilder, Struct};
+    use connect_registry::avro::data::AvroDataConfig;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    fn schema(optional_items: bool) -> Schema {
+        let inner = SchemaBuilder::struct_()
+            .name("com.example.Inner")
+            .field("a", Schema::int32())
+            .field("b", Schema::optional_string())
+            .optional()
+            .build();
+        let items = if optional_items {
+            Schema::optional_int32()
+        } else {
+            Schema::int32()
+        };
+        SchemaBuilder::struct_()
+            .name("com.example.Row")
+            .field("n", Schema::int64())
+            .field("s", Schema::optional_string())
+            .field("list", SchemaBuilder::array(items).build())
+            .field(
+                "map",
+                SchemaBuilder::map(Schema::string(), Schema::int64())
+                    .optional()
+                    .build(),
+            )
+            .field("inner", inner)
+            .build()
+    }
+
+    fn write(schema: &Schema, rows: usize, optional_items: bool) -> Vec<u8> {
+        let mut w = ParquetFileWriter::new(ParquetOptions {
+            codec: ParquetCodec::Snappy,
+            data: AvroDataConfig::default(),
+            row_group_bytes: 1000,
+        });
+        let inner_schema = schema.field("inner").unwrap().schema.clone();
+        for n in 0..rows {
+            let list: Vec<Value> = (0..n % 3)
+                .map(|i| {
+                    if optional_items && i == 1 {
+                        Value::Null
+                    } else {
+                        Value::Int32(i as i32)
+                    }
+                })
+                .collect();
+            let mut v = Struct::new(schema.clone())
+                .with("n", n as i64)
+                .unwrap()
+                .with("list", Value::Array(list))
+                .unwrap();
+            if n % 2 == 0 {
+                v.put("s", format!("s{n}")).unwrap();
+                v.put(
+                    "map",
+                    Value::Map(vec![(Value::String("k".into()), Value::Int64(n as i64))]),
+                )
+                .unwrap();
+                let inner = Struct::new(inner_schema.clone())
+                    .with("a", n as i32)
+                    .unwrap();
+                v.put("inner", Value::Struct(inner)).unwrap();
+            }
+            w.write(Some(schema), &Value::Struct(v)).unwrap();
+        }
+        w.finish().unwrap();
+        std::mem::take(w.output())
+    }
+
+    #[test]
+    fn rows_read_back_and_bytes_repeat() {
+        for optional_items in [false, true] {
+            let schema = schema(optional_items);
+            let a = write(&schema, 300, optional_items);
+            assert_eq!(a, write(&schema, 300, optional_items), "deterministic");
+            let reader = SerializedFileReader::new(bytes::Bytes::from(a)).unwrap();
+            assert!(reader.metadata().num_row_groups() > 1);
+            let rows: Vec<String> = reader
+                .get_row_iter(None)
+                .unwrap()
+                .map(|r| r.unwrap().to_string())
+                .collect();
+            assert_eq!(rows.len(), 300);
+            eprintln!("{}\n{}", rows[4], rows[5]);
+            assert!(
+                rows[4].contains("n: 4") && rows[4].contains("s: \"s4\""),
+                "{}",
+                rows[4]
+            );
+            assert!(rows[5].contains("s: null"), "{}", rows[5]);
+            let kv = reader
+                .metadata()
+                .file_metadata()
+                .key_value_metadata()
+                .unwrap();
+            assert!(kv.iter().any(|k| k.key == "parquet.avro.schema"));
+        }
+    }
+
+    #[test]
+    fn a_schemaless_or_non_struct_record_is_a_data_error() {
+        let mut w = ParquetFileWriter::new(ParquetOptions {
+            codec: ParquetCodec::None,
+            data: AvroDataConfig::default(),
+            row_group_bytes: 1000,
+        });
+        assert!(w.write(None, &Value::Int32(1)).is_err());
+        assert!(w.write(Some(&Schema::int32()), &Value::Int32(1)).is_err());
+    }
+}
