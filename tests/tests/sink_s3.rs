@@ -733,10 +733,9 @@ async fn a_cut_s3_connection_during_multipart_uploads_loses_and_duplicates_nothi
         assert_eq!(bytes.len(), want.len(), "{n}");
         assert!(bytes == &want, "{n}: each record once, in order");
     }
-    let log = w.log_text();
     assert!(
-        log.contains("retriable put error") || log.contains("multipart upload failed"),
-        "the cuts never failed an upload; the test tested nothing"
+        w.log_text().contains("a multipart upload failed"),
+        "the cuts never failed a multipart upload; the test tested nothing"
     );
     let status = w
         .get(&format!("/connectors/s3-cut-{topic}/status"))
