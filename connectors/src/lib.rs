@@ -4,7 +4,9 @@
 //!   (compatible with Kafka's `VerifiableSourceConnector`).
 //! - [`file`]: `FileStreamSource` / `FileStreamSink`, offset-compatible with Kafka's.
 //! - [`jdbc`]: Postgres table source, upsert sink, offsets-with-data sink.
-//! - [`objectstore`]: files per topic-partition with deterministic names (local, S3).
+//! - [`objectstore`]: files per topic-partition with deterministic names (local, S3), also as
+//!   Confluent's S3 sink (`io.confluent.connect.s3.S3SinkConnector`: JSON, ByteArray, Avro,
+//!   Parquet; its partitioners and object names).
 //! - [`testing`]: in-memory offset reader, recording transaction context and friends, to drive
 //!   connectors through the traits without Kafka.
 //!

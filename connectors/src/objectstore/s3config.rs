@@ -423,7 +423,7 @@ fn partitioner(p: &ParsedConfig) -> std::result::Result<Partitioner, KeyError> {
     })
 }
 
-/// Errors of [`cross_check`] added to a validation result, on the keys they concern.
+/// Validation: the keys one by one, then the checks between keys, each error on its key.
 pub fn validate(props: &ConfigMap) -> Vec<ConfigValue> {
     let def = s3_config_def();
     let mut values = def.validate(props);
