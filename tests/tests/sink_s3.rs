@@ -743,3 +743,84 @@ async fn a_cut_s3_connection_during_multipart_uploads_loses_and_duplicates_nothi
         .unwrap();
     assert_eq!(status["tasks"][0]["state"], "RUNNING", "{status}");
 }
+
+/// Connect's logical types and nested types through Avro and Parquet, as the independent
+/// readers type them: Decimal as a decimal, Date as a date, Timestamp as a UTC timestamp, a map,
+/// an optional nested struct (absent and present).
+#[tokio::test(flavor = "multi_thread")]
+async fn logical_and_nested_types_read_back_as_their_types() {
+    let b = bucket().await;
+    let spec = ClusterSpec::new("s3-types");
+    let w = spec.start_worker().await;
+    let topic = unique("types");
+    kafka::create_topics(&[&topic], 1).await;
+    let schema = json!({"type": "struct", "name": "com.example.Typed", "optional": false, "fields": [
+        {"field": "price", "type": "bytes", "name": "org.apache.kafka.connect.data.Decimal",
+         "version": 1, "parameters": {"scale": "2"}, "optional": false},
+        {"field": "day", "type": "int32", "name": "org.apache.kafka.connect.data.Date", "version": 1, "optional": false},
+        {"field": "at", "type": "int64", "name": "org.apache.kafka.connect.data.Timestamp", "version": 1, "optional": false},
+        {"field": "counts", "type": "map", "keys": {"type": "string", "optional": false},
+         "values": {"type": "int64", "optional": false}, "optional": false},
+        {"field": "inner", "type": "struct", "name": "com.example.Inner", "optional": true, "fields": [
+            {"field": "a", "type": "int32", "optional": false}]}
+    ]});
+    // 12.34 (unscaled 1234 = 0x04D2), 2024-02-29 (day 19782), 2024-02-29T23:00:00Z.
+    let payload = |i: i64| {
+        json!({"price": "BNI=", "day": 19782, "at": 1_709_247_600_000i64,
+               "counts": {"k": i}, "inner": if i == 0 { Value::Null } else { json!({"a": i}) }})
+    };
+    let bodies: Vec<(i32, String)> = (0..2)
+        .map(|i| {
+            (
+                0,
+                json!({"schema": schema, "payload": payload(i)}).to_string(),
+            )
+        })
+        .collect();
+    kafka::produce_to_partitions(&topic, bodies.into_iter()).await;
+    for (dir, class) in [("avro", AVRO), ("parquet", PARQUET)] {
+        let c = b.config(
+            &b.endpoint,
+            &topic,
+            dir,
+            json!({"format.class": class, "flush.size": "2", "tasks.max": "1"}),
+        );
+        create(&w, &format!("s3-types-{dir}-{topic}"), c).await;
+    }
+    for dir in ["avro", "parquet"] {
+        let ext = if dir == "avro" {
+            ".avro"
+        } else {
+            ".snappy.parquet"
+        };
+        let names = vec![name(&topic, "partition=0", 0, 0, ext)];
+        let files = b.wait_for(dir, &names).await;
+        let read = read_back(dir, &files);
+        let records = read[&names[0]]["records"].as_array().unwrap().clone();
+        assert_eq!(records.len(), 2, "{dir}");
+        for (i, r) in records.iter().enumerate() {
+            assert_eq!(r["price"], "12.34", "{dir}: {r}");
+            assert_eq!(r["day"], "2024-02-29", "{dir}: {r}");
+            assert_eq!(r["at"], "2024-02-29T23:00:00+00:00", "{dir}: {r}");
+            let counts = if dir == "avro" {
+                json!({"k": i})
+            } else {
+                json!([["k", i]])
+            };
+            assert_eq!(r["counts"], counts, "{dir}: {r}");
+            let inner = if i == 0 { Value::Null } else { json!({"a": i}) };
+            assert_eq!(r["inner"], inner, "{dir}: {r}");
+        }
+        let schema_text = read[&names[0]]["schema"].as_str().unwrap();
+        if dir == "parquet" {
+            for t in [
+                "decimal",
+                "date32",
+                "timestamp[ms, tz=UTC]",
+                "map<string, int64",
+            ] {
+                assert!(schema_text.contains(t), "{t} in {schema_text}");
+            }
+        }
+    }
+}
