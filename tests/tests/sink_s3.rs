@@ -824,3 +824,75 @@ async fn logical_and_nested_types_read_back_as_their_types() {
         }
     }
 }
+
+/// Records Parquet cannot hold (a schemaless value) and null values with
+/// `behavior.on.null.values=ignore` go to the dead letter queue; the others are written. As in
+/// Confluent's sink, the schemaless record ends the open file before it fails (a change between
+/// a schema and none rotates), so the files start at offsets 0 and 2.
+#[tokio::test(flavor = "multi_thread")]
+async fn unwritable_records_and_ignored_nulls_go_to_the_dead_letter_queue() {
+    use connect_tests::kafka::Isolation;
+    let b = bucket().await;
+    let spec = ClusterSpec::new("s3-dlq");
+    let w = spec.start_worker().await;
+    let topic = unique("dlqsrc");
+    let dlq = unique("s3dlq");
+    kafka::create_topics(&[&topic], 1).await;
+    let good =
+        |i: i64| Some(json!({"schema": order_schema(), "payload": order(0, i, i)}).to_string());
+    let records = vec![
+        (None, good(0)),
+        (
+            None,
+            Some(json!({"schema": null, "payload": {"x": 1}}).to_string()),
+        ),
+        (None, good(1)),
+        (None, None),
+        (None, good(2)),
+        (None, good(3)),
+    ];
+    kafka::produce(&topic, records.into_iter()).await;
+    let c = b.config(
+        &b.endpoint,
+        &topic,
+        "dlq",
+        json!({"format.class": PARQUET, "flush.size": "3", "tasks.max": "1",
+               "behavior.on.null.values": "ignore",
+               "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
+               "errors.deadletterqueue.topic.replication.factor": "1"}),
+    );
+    create(&w, &format!("s3-dlq-{topic}"), c).await;
+    let names: Vec<String> = [0, 2]
+        .iter()
+        .map(|o| name(&topic, "partition=0", 0, *o, ".snappy.parquet"))
+        .collect();
+    let files = b.wait_for("dlq", &names).await;
+    let read = read_back("parquet", &files);
+    let ids = |n: &String| -> Vec<i64> {
+        read[n]["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_i64().unwrap())
+            .collect()
+    };
+    assert_eq!(ids(&names[0]), vec![0]);
+    assert_eq!(ids(&names[1]), vec![1, 2, 3]);
+    let dead = tokio::task::spawn_blocking(move || {
+        kafka::read_until(
+            &[&dlq],
+            Isolation::ReadUncommitted,
+            Duration::from_secs(60),
+            |r| r.len() >= 2,
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(dead.len(), 2, "{dead:?}");
+    assert!(
+        dead[0].value.as_deref().unwrap_or("").contains("\"x\""),
+        "{:?}",
+        dead[0]
+    );
+    assert!(dead[1].value.is_none(), "{:?}", dead[1]);
+}

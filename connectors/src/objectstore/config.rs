@@ -136,6 +136,7 @@ impl ObjectStoreSinkConfig {
             file_delim: "+".to_owned(),
             nulls: NullValues::Write,
             part_size: usize::MAX,
+            rotate_on_schema_change: false,
         }
     }
 

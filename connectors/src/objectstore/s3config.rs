@@ -543,6 +543,7 @@ impl S3SinkConfig {
             file_delim: p.string(FILE_DELIM_CONFIG).unwrap_or("+").to_owned(),
             nulls,
             part_size,
+            rotate_on_schema_change: true,
         };
         let endpoint = p
             .string(STORE_URL_CONFIG)

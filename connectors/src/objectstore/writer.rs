@@ -82,6 +82,9 @@ pub struct Settings {
     pub file_delim: String,
     pub nulls: NullValues,
     pub part_size: usize,
+    /// Confluent's `schema.compatibility=NONE`: a value schema other than the file's first one
+    /// (or a schema where there was none, or the reverse) ends the open files.
+    pub rotate_on_schema_change: bool,
 }
 
 impl Settings {
@@ -319,10 +322,11 @@ impl PartitionWriter {
             }
         };
         let scheduled = self.next_rotation.is_some_and(|at| now >= at);
-        let schema_changed = self
-            .schemas
-            .get(encoded)
-            .is_some_and(|first| first.as_ref() != record.value_schema.as_ref());
+        let schema_changed = s.rotate_on_schema_change
+            && self
+                .schemas
+                .get(encoded)
+                .is_some_and(|first| first.as_ref() != record.value_schema.as_ref());
         on_time || scheduled || schema_changed
     }
 
