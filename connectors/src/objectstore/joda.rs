@@ -8,8 +8,11 @@
 //! `'text'` literals (`''` is a quote); other non-letters are literal. Any other letter is a
 //! configuration error, never a silently different path.
 //!
-//! Zones: `UTC`/`GMT`/`Z` and fixed offsets (`+02:00`, `-0530`, `UTC+2`). Named regions
-//! (`Europe/Paris`) need a time-zone database this worker does not carry: rejected.
+//! Zones: `UTC`/`GMT`/`Z`, fixed offsets (`+02:00`, `-0530`, `UTC+2`) and IANA ids
+//! (`Europe/Paris`, `America/Los_Angeles`) from the `chrono-tz` database. Local times are
+//! turned back into instants as Joda's `convertLocalToUTC(local, false)` does in the common
+//! case (the offset in force at `local - offset(local)`); around a transition of a zone west of
+//! Greenwich, Joda may choose the other offset.
 
 use chrono::{Datelike, NaiveDateTime, Timelike};
 
@@ -115,7 +118,7 @@ impl JodaFormat {
 
     /// `millis` (UTC epoch) printed in local time of `zone`.
     pub fn format(&self, millis: i64, zone: &Zone) -> String {
-        let local = millis + zone.offset_ms();
+        let local = millis + zone.offset_ms(millis);
         let dt = chrono::DateTime::from_timestamp_millis(local)
             .map_or(NaiveDateTime::MIN, |d| d.naive_utc());
         let mut out = String::new();
@@ -179,36 +182,56 @@ impl JodaFormat {
     }
 }
 
-/// A fixed-offset time zone.
+/// A time zone: a fixed offset or an IANA zone.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Zone {
-    offset_ms: i64,
+pub enum Zone {
+    Fixed(i64),
+    Named(chrono_tz::Tz),
 }
 
 impl Zone {
     pub fn utc() -> Self {
-        Self { offset_ms: 0 }
+        Self::Fixed(0)
     }
 
-    pub fn offset_ms(&self) -> i64 {
-        self.offset_ms
+    /// The offset from UTC in force at the instant `utc_ms`.
+    pub fn offset_ms(&self, utc_ms: i64) -> i64 {
+        use chrono::{Offset, TimeZone};
+        match self {
+            Self::Fixed(ms) => *ms,
+            Self::Named(tz) => {
+                let at = chrono::DateTime::from_timestamp_millis(utc_ms)
+                    .map_or(NaiveDateTime::MIN, |d| d.naive_utc());
+                i64::from(tz.offset_from_utc_datetime(&at).fix().local_minus_utc()) * 1000
+            }
+        }
     }
 
-    /// Joda's `DateTimeZone.forID` for UTC and fixed offsets.
+    /// Local time (ms as if UTC) to the instant (Joda's `convertLocalToUTC(local, false)`).
+    pub fn local_to_utc(&self, local_ms: i64) -> i64 {
+        let guess = self.offset_ms(local_ms);
+        local_ms - self.offset_ms(local_ms - guess)
+    }
+
+    /// Joda's `DateTimeZone.forID`.
     pub fn parse(id: &str) -> Result<Self, String> {
-        let rest = match id {
+        match id {
             "UTC" | "GMT" | "Z" | "Etc/UTC" | "Etc/GMT" | "UCT" | "Zulu" | "Universal" => {
                 return Ok(Self::utc());
             }
-            _ => ["UTC", "GMT"]
-                .iter()
-                .find_map(|p| id.strip_prefix(p))
-                .unwrap_or(id),
-        };
+            _ => {}
+        }
+        if let Ok(tz) = id.parse::<chrono_tz::Tz>() {
+            return Ok(Self::Named(tz));
+        }
+        let rest = ["UTC", "GMT"]
+            .iter()
+            .find_map(|p| id.strip_prefix(p))
+            .unwrap_or(id);
         let unsupported = || {
             format!(
-                "time zone '{id}' is not supported by this worker: use UTC or a fixed offset \
-                 such as +02:00"
+                "time zone '{id}' is not a zone id this worker knows: use UTC, a fixed offset \
+                 such as +02:00, or an IANA id such as Europe/Paris"
             )
         };
         let (sign, digits) = match rest.as_bytes().first() {
@@ -226,9 +249,7 @@ impl Zone {
         if !(0..=23).contains(&h) || !(0..=59).contains(&m) {
             return Err(unsupported());
         }
-        Ok(Self {
-            offset_ms: sign * (h * 3_600_000 + m * 60_000),
-        })
+        Ok(Self::Fixed(sign * (h * 3_600_000 + m * 60_000)))
     }
 }
 
@@ -259,11 +280,22 @@ mod tests {
 
     #[test]
     fn zones() {
-        assert_eq!(Zone::parse("UTC").unwrap().offset_ms(), 0);
-        assert_eq!(Zone::parse("+02:00").unwrap().offset_ms(), 7_200_000);
-        assert_eq!(Zone::parse("-0530").unwrap().offset_ms(), -19_800_000);
-        assert_eq!(Zone::parse("UTC+3").unwrap().offset_ms(), 10_800_000);
-        assert!(Zone::parse("Europe/Paris").is_err());
+        assert_eq!(Zone::parse("UTC").unwrap().offset_ms(0), 0);
+        assert_eq!(Zone::parse("+02:00").unwrap().offset_ms(0), 7_200_000);
+        assert_eq!(Zone::parse("-0530").unwrap().offset_ms(0), -19_800_000);
+        assert_eq!(Zone::parse("UTC+3").unwrap().offset_ms(0), 10_800_000);
+        assert!(Zone::parse("Mars/Olympus").is_err());
+        let paris = Zone::parse("Europe/Paris").unwrap();
+        // 2024-01-15T12:00Z (CET, +1) and 2024-07-15T12:00Z (CEST, +2).
+        assert_eq!(paris.offset_ms(1_705_320_000_000), 3_600_000);
+        assert_eq!(paris.offset_ms(1_721_044_800_000), 7_200_000);
+        let f = JodaFormat::parse("yyyy-MM-dd HH").unwrap();
+        assert_eq!(f.format(1_721_044_800_000, &paris), "2024-07-15 14");
+        // Local midnight of 2024-07-15 in Paris is 2024-07-14T22:00Z.
+        assert_eq!(
+            paris.local_to_utc(1_721_001_600_000),
+            1_721_001_600_000 - 7_200_000
+        );
         let f = JodaFormat::parse("dd HH").unwrap();
         assert_eq!(f.format(0, &Zone::parse("-01:00").unwrap()), "31 23");
     }

@@ -238,9 +238,9 @@ fn schema_type_name(t: SchemaType) -> &'static str {
 /// `TimeBasedPartitioner.getPartition`: the start of the `duration_ms` bucket holding `ts`,
 /// counted in local time of `zone` (Java's `/` truncates toward zero; so does Rust's).
 pub fn bucket_start(duration_ms: i64, ts: i64, zone: &Zone) -> i64 {
-    let local = ts + zone.offset_ms();
+    let local = ts + zone.offset_ms(ts);
     let floored = (local / duration_ms) * duration_ms;
-    floored - zone.offset_ms()
+    zone.local_to_utc(floored)
 }
 
 #[cfg(test)]
@@ -319,6 +319,14 @@ mod tests {
         );
         let none = record(None, Value::Null, None);
         assert!(hourly.encode(&none, 0).is_err());
+        // Daily in Los Angeles (UTC-8 in winter): 2024-02-29T23:59:59Z is 15:59 local.
+        let la = Partitioner::TimeBased {
+            duration_ms: 86_400_000,
+            format: JodaFormat::parse("'year'=YYYY/'month'=MM/'day'=dd/HH").unwrap(),
+            zone: Zone::parse("America/Los_Angeles").unwrap(),
+            extractor: TimestampExtractor::Record,
+        };
+        assert_eq!(la.encode(&r, 0).unwrap(), "year=2024/month=02/day=29/00");
     }
 
     #[test]

@@ -189,7 +189,7 @@ pub fn s3_config_def() -> ConfigDef {
             .default_value(-1i64))
         .define(key(LOCALE_CONFIG, String, Medium, "The locale to use when partitioning with TimeBasedPartitioner.")
             .default_value(""))
-        .define(key(TIMEZONE_CONFIG, String, Medium, "The timezone to use when partitioning with TimeBasedPartitioner: UTC or a fixed offset.")
+        .define(key(TIMEZONE_CONFIG, String, Medium, "The timezone to use when partitioning with TimeBasedPartitioner: UTC, a fixed offset or an IANA id.")
             .default_value(""))
         .define(key(TIMESTAMP_EXTRACTOR_CONFIG, String, Medium, "Where TimeBasedPartitioner takes a record's time: Wallclock, Record or RecordField.")
             .default_value("Wallclock")

@@ -113,8 +113,8 @@ impl Settings {
 /// start of the local day.
 fn next_scheduled(now: i64, period: i64, zone: &Zone) -> i64 {
     let day = 86_400_000;
-    let local = now + zone.offset_ms();
-    let start_of_day = local.div_euclid(day) * day - zone.offset_ms();
+    let local = now + zone.offset_ms(now);
+    let start_of_day = zone.local_to_utc(local.div_euclid(day) * day);
     let elapsed = now - start_of_day;
     start_of_day + (elapsed / period + 1) * period
 }
