@@ -145,7 +145,8 @@ impl Bucket {
 async fn create(w: &WorkerProc, name: &str, config: Value) {
     let body = json!({"name": name, "config": config});
     eventually(Duration::from_secs(60), "connector created", || async {
-        let (status, _) = w.send("POST", "/connectors", Some(body.clone())).await;
+        let (status, answer) = w.send("POST", "/connectors", Some(body.clone())).await;
+        assert_ne!(status, 400, "connector {name} refused: {answer}");
         (status == 201 || status == 409 && w.get(&format!("/connectors/{name}")).await.is_ok())
             .then_some(())
     })
@@ -895,4 +896,95 @@ async fn unwritable_records_and_ignored_nulls_go_to_the_dead_letter_queue() {
         dead[0]
     );
     assert!(dead[1].value.is_none(), "{:?}", dead[1]);
+}
+
+/// `store.kafka.keys` and `store.kafka.headers`: beside each Parquet value file, the keys as
+/// JSON lines and the headers as an Avro file of `{key, value}` arrays, named as Confluent's
+/// sink names them (`.keys` / `.headers` before the format's extension), record for record.
+#[tokio::test(flavor = "multi_thread")]
+async fn keys_and_headers_are_stored_in_files_of_their_own() {
+    use rdkafka::message::{Header, OwnedHeaders};
+    use rdkafka::producer::{FutureProducer, FutureRecord};
+    let b = bucket().await;
+    let spec = ClusterSpec::new("s3-keys");
+    let w = spec.start_worker().await;
+    let topic = unique("keyed");
+    kafka::create_topics(&[&topic], 1).await;
+    let producer: FutureProducer = kafka::client_config()
+        .set("acks", "all")
+        .create()
+        .expect("producer config");
+    for i in 0..4i64 {
+        let body = json!({"schema": order_schema(), "payload": order(0, i, i)}).to_string();
+        let key = format!("k{i}");
+        let value = format!("v{i}");
+        let headers = OwnedHeaders::new().insert(Header {
+            key: "h",
+            value: Some(value.as_str()),
+        });
+        producer
+            .send(
+                FutureRecord::to(&topic)
+                    .partition(0)
+                    .key(&key)
+                    .payload(&body)
+                    .headers(headers),
+                Duration::from_secs(30),
+            )
+            .await
+            .map_err(|(e, _)| e)
+            .expect("acknowledged");
+    }
+    let c = b.config(
+        &b.endpoint,
+        &topic,
+        "kv",
+        json!({"format.class": PARQUET, "flush.size": "4", "tasks.max": "1",
+               "store.kafka.keys": "true", "keys.format.class": JSON,
+               "store.kafka.headers": "true"}),
+    );
+    create(&w, &format!("s3-keys-{topic}"), c).await;
+    let base = format!("{topic}/partition=0/{topic}+0+0000000000");
+    let mut names = vec![
+        format!("{base}.snappy.parquet"),
+        format!("{base}.keys.json"),
+        format!("{base}.headers.avro"),
+    ];
+    names.sort();
+    let files = b.wait_for("kv", &names).await;
+    let keys = json_lines(&files[&format!("{base}.keys.json")]);
+    assert_eq!(
+        keys,
+        vec![json!("k0"), json!("k1"), json!("k2"), json!("k3")]
+    );
+    let values = read_back(
+        "parquet",
+        &files
+            .iter()
+            .filter(|(n, _)| n.ends_with(".parquet"))
+            .map(|(n, b)| (n.clone(), b.clone()))
+            .collect(),
+    );
+    let ids: Vec<i64> = values[&format!("{base}.snappy.parquet")]["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids, vec![0, 1, 2, 3]);
+    let headers = read_back(
+        "avro",
+        &files
+            .iter()
+            .filter(|(n, _)| n.ends_with(".avro"))
+            .map(|(n, b)| (n.clone(), b.clone()))
+            .collect(),
+    );
+    let want: Vec<Value> = (0..4)
+        .map(|i| json!([{"key": "h", "value": format!("v{i}")}]))
+        .collect();
+    assert_eq!(
+        headers[&format!("{base}.headers.avro")]["records"],
+        json!(want)
+    );
 }

@@ -127,6 +127,8 @@ impl ObjectStoreSinkConfig {
                 extension: ".jsonl".to_owned(),
                 decimal_format: DecimalFormat::Base64,
             }),
+            keys: None,
+            headers: None,
             flush_size: self.flush_size.get(),
             rotation: self
                 .rotate_interval_ms

@@ -35,6 +35,7 @@ pub mod joda;
 pub mod partitioner;
 pub mod s3config;
 mod sink;
+pub mod views;
 pub mod writer;
 
 pub use config::*;

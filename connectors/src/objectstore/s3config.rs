@@ -56,6 +56,8 @@ pub const PATH_STYLE_ACCESS_CONFIG: &str = "s3.path.style.access.enabled";
 pub const BEHAVIOR_ON_NULL_VALUES_CONFIG: &str = "behavior.on.null.values";
 pub const STORE_KAFKA_KEYS_CONFIG: &str = "store.kafka.keys";
 pub const STORE_KAFKA_HEADERS_CONFIG: &str = "store.kafka.headers";
+pub const KEYS_FORMAT_CLASS_CONFIG: &str = "keys.format.class";
+pub const HEADERS_FORMAT_CLASS_CONFIG: &str = "headers.format.class";
 pub const AVRO_CODEC_CONFIG: &str = "avro.codec";
 pub const PARQUET_CODEC_CONFIG: &str = "parquet.codec";
 pub const BYTEARRAY_EXTENSION_CONFIG: &str = "format.bytearray.extension";
@@ -97,14 +99,6 @@ pub const UNIMPLEMENTED: &[(&str, &[&str])] = &[
             "software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider",
             "com.amazonaws.auth.DefaultAWSCredentialsProviderChain",
         ],
-    ),
-    (
-        "keys.format.class",
-        &["io.confluent.connect.s3.format.avro.AvroFormat"],
-    ),
-    (
-        "headers.format.class",
-        &["io.confluent.connect.s3.format.avro.AvroFormat"],
     ),
     ("tombstone.encoded.partition", &["tombstone"]),
     ("partitioner.max.open.files", &["-1"]),
@@ -218,12 +212,16 @@ pub fn s3_config_def() -> ConfigDef {
             .validator(one_of_case_insensitive(&["fail", "ignore"])))
         .define(key("report.null.values.to.dlq", Boolean, Low, "Report records with null values to the dead letter queue when behavior.on.null.values=ignore (needs errors.tolerance=all and a DLQ).")
             .default_value(true))
-        .define(key(STORE_KAFKA_KEYS_CONFIG, Boolean, Low, "Enable or disable writing keys to storage (not implemented: false only).")
-            .default_value(false)
-            .validator(only_false(STORE_KAFKA_KEYS_CONFIG)))
-        .define(key(STORE_KAFKA_HEADERS_CONFIG, Boolean, Low, "Enable or disable writing headers to storage (not implemented: false only).")
-            .default_value(false)
-            .validator(only_false(STORE_KAFKA_HEADERS_CONFIG)))
+        .define(key(STORE_KAFKA_KEYS_CONFIG, Boolean, Low, "Enable or disable writing keys to storage: files named as the value files with .keys before keys.format.class's extension.")
+            .default_value(false))
+        .define(key(STORE_KAFKA_HEADERS_CONFIG, Boolean, Low, "Enable or disable writing headers to storage: files named as the value files with .headers before headers.format.class's extension.")
+            .default_value(false))
+        .define(key(KEYS_FORMAT_CLASS_CONFIG, Class, Low, "The format class to use when writing keys to the store.")
+            .default_value(AVRO_FORMAT)
+            .validator(one_of(&[JSON_FORMAT, BYTEARRAY_FORMAT, AVRO_FORMAT, PARQUET_FORMAT])))
+        .define(key(HEADERS_FORMAT_CLASS_CONFIG, Class, Low, "The format class to use when writing headers to the store (not ByteArrayFormat).")
+            .default_value(AVRO_FORMAT)
+            .validator(one_of(&[JSON_FORMAT, AVRO_FORMAT, PARQUET_FORMAT])))
         .define(key(AVRO_CODEC_CONFIG, String, Low, "The Avro compression codec: null, deflate or snappy (bzip2 is not implemented).")
             .default_value("null")
             .validator(one_of(&["null", "deflate", "snappy"])))
@@ -268,17 +266,6 @@ pub fn s3_config_def() -> ConfigDef {
         def = def.define(unimplemented_validator(name, accepted));
     }
     def
-}
-
-fn only_false(name: &'static str) -> Arc<dyn connect_api::config::validators::Validator> {
-    lambda("false", move |key, v| match v {
-        Some(TypedValue::Boolean(true)) => Err(ConnectError::invalid_value(
-            key,
-            "true",
-            &format!("{name} is not implemented by this worker's S3 sink"),
-        )),
-        _ => Ok(()),
-    })
 }
 
 /// The typed form of Confluent's keys.
@@ -440,6 +427,45 @@ pub fn validate(props: &ConfigMap) -> Vec<ConfigValue> {
     values
 }
 
+/// A `format.class` (or keys' / headers') with its keys.
+fn format_of(p: &ParsedConfig, class: &str, data: &AvroDataConfig, part_size: usize) -> Format {
+    match class {
+        BYTEARRAY_FORMAT => Format::ByteArray(ByteArrayOptions {
+            extension: p
+                .string(BYTEARRAY_EXTENSION_CONFIG)
+                .unwrap_or(".bin")
+                .to_owned(),
+            separator: p
+                .string(BYTEARRAY_SEPARATOR_CONFIG)
+                .unwrap_or("\n")
+                .as_bytes()
+                .to_vec(),
+        }),
+        AVRO_FORMAT => Format::Avro(AvroOptions {
+            codec: AvroCodec::parse(p.string(AVRO_CODEC_CONFIG).unwrap_or("null"))
+                .unwrap_or(AvroCodec::Null),
+            data: data.clone(),
+        }),
+        PARQUET_FORMAT => Format::Parquet(ParquetOptions {
+            codec: ParquetCodec::parse(p.string(PARQUET_CODEC_CONFIG).unwrap_or("snappy"))
+                .unwrap_or(ParquetCodec::Snappy),
+            data: data.clone(),
+            row_group_bytes: part_size,
+        }),
+        _ => Format::Json(JsonOptions {
+            extension: ".json".to_owned(),
+            decimal_format: if p
+                .string(JSON_DECIMAL_FORMAT_CONFIG)
+                .is_some_and(|f| f.eq_ignore_ascii_case("NUMERIC"))
+            {
+                DecimalFormat::Numeric
+            } else {
+                DecimalFormat::Base64
+            },
+        }),
+    }
+}
+
 impl S3SinkConfig {
     pub fn parse(props: &ConfigMap) -> Result<Self> {
         let p = s3_config_def().parse(props)?;
@@ -460,41 +486,19 @@ impl S3SinkConfig {
             .int(PART_SIZE_CONFIG)
             .and_then(|v| usize::try_from(v).ok())
             .unwrap_or(25 * 1024 * 1024);
-        let format = match p.class(FORMAT_CLASS_CONFIG).unwrap_or(JSON_FORMAT) {
-            BYTEARRAY_FORMAT => Format::ByteArray(ByteArrayOptions {
-                extension: p
-                    .string(BYTEARRAY_EXTENSION_CONFIG)
-                    .unwrap_or(".bin")
-                    .to_owned(),
-                separator: p
-                    .string(BYTEARRAY_SEPARATOR_CONFIG)
-                    .unwrap_or("\n")
-                    .as_bytes()
-                    .to_vec(),
-            }),
-            AVRO_FORMAT => Format::Avro(AvroOptions {
-                codec: AvroCodec::parse(p.string(AVRO_CODEC_CONFIG).unwrap_or("null"))
-                    .unwrap_or(AvroCodec::Null),
-                data,
-            }),
-            PARQUET_FORMAT => Format::Parquet(ParquetOptions {
-                codec: ParquetCodec::parse(p.string(PARQUET_CODEC_CONFIG).unwrap_or("snappy"))
-                    .unwrap_or(ParquetCodec::Snappy),
-                data,
-                row_group_bytes: part_size,
-            }),
-            _ => Format::Json(JsonOptions {
-                extension: ".json".to_owned(),
-                decimal_format: if p
-                    .string(JSON_DECIMAL_FORMAT_CONFIG)
-                    .is_some_and(|f| f.eq_ignore_ascii_case("NUMERIC"))
-                {
-                    DecimalFormat::Numeric
-                } else {
-                    DecimalFormat::Base64
-                },
-            }),
+        let format = format_of(
+            &p,
+            p.class(FORMAT_CLASS_CONFIG).unwrap_or(JSON_FORMAT),
+            &data,
+            part_size,
+        );
+        let stored = |on: &str, class: &str| {
+            p.boolean(on)
+                .unwrap_or(false)
+                .then(|| format_of(&p, p.class(class).unwrap_or(AVRO_FORMAT), &data, part_size))
         };
+        let keys = stored(STORE_KAFKA_KEYS_CONFIG, KEYS_FORMAT_CLASS_CONFIG);
+        let headers = stored(STORE_KAFKA_HEADERS_CONFIG, HEADERS_FORMAT_CLASS_CONFIG);
         let rotate = p.long(ROTATE_INTERVAL_MS_CONFIG).filter(|v| *v > 0);
         let schedule = p
             .long(ROTATE_SCHEDULE_INTERVAL_MS_CONFIG)
@@ -521,6 +525,8 @@ impl S3SinkConfig {
                 .collect(),
             partitioner,
             format,
+            keys,
+            headers,
             flush_size: p
                 .int(FLUSH_SIZE_CONFIG)
                 .and_then(|v| usize::try_from(v).ok())
@@ -593,6 +599,8 @@ impl S3SinkConfig {
 mod tests {
     use super::*;
 
+    const BYTES_CLASS: &str = BYTEARRAY_FORMAT;
+
     fn props(extra: &[(&str, &str)]) -> ConfigMap {
         let mut m = ConfigMap::from([
             (S3_BUCKET_CONFIG.to_owned(), "b".to_owned()),
@@ -610,6 +618,16 @@ mod tests {
             .into_iter()
             .flat_map(|v| v.errors)
             .collect()
+    }
+
+    #[test]
+    fn every_key_is_defined_once() {
+        let def = s3_config_def();
+        let mut names: Vec<&str> = def.names().collect();
+        let all = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), all);
     }
 
     #[test]
@@ -639,8 +657,19 @@ mod tests {
                 .any(|m| m.contains("s3.compression.type") && m.contains("not implemented")),
             "{e:?}"
         );
-        let e = errors(&[("store.kafka.keys", "true")]);
-        assert!(e.iter().any(|m| m.contains("store.kafka.keys")), "{e:?}");
+        let e = errors(&[
+            ("store.kafka.headers", "true"),
+            ("headers.format.class", BYTES_CLASS),
+        ]);
+        assert!(
+            e.iter().any(|m| m.contains("headers.format.class")),
+            "{e:?}"
+        );
+        let c = S3SinkConfig::parse(&props(&[("store.kafka.keys", "true")])).unwrap();
+        assert_eq!(
+            c.settings.keys.map(|f| f.extension()),
+            Some(".avro".to_owned())
+        );
         assert!(S3SinkConfig::parse(&props(&[("s3.sse.kms.key.id", "k")])).is_err());
         let e = errors(&[("avro.codec", "bzip2")]);
         assert!(e.iter().any(|m| m.contains("avro.codec")), "{e:?}");

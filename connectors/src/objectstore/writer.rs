@@ -41,6 +41,7 @@ use object_store::{MultipartUpload, ObjectStore, ObjectStoreExt, PutPayload};
 use super::format::{Format, RecordWriter};
 use super::joda::Zone;
 use super::partitioner::Partitioner;
+use super::views::View;
 
 /// What the task does with a record whose value is null (`behavior.on.null.values`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +75,10 @@ pub struct Settings {
     pub topics_dir: Vec<String>,
     pub partitioner: Partitioner,
     pub format: Format,
+    /// `store.kafka.keys` with `keys.format.class`, `store.kafka.headers` with
+    /// `headers.format.class`: files of their own beside each value file.
+    pub keys: Option<Format>,
+    pub headers: Option<Format>,
     pub flush_size: usize,
     pub rotation: Rotation,
     /// `rotate.schedule.interval.ms` and the zone whose days it counts in.
@@ -90,13 +95,34 @@ pub struct Settings {
 impl Settings {
     /// `<topics.dir>/<topic>/<encoded partition>/<topic>+<partition>+<start offset>.<ext>`.
     pub fn object_name(&self, tp: &TopicPartition, encoded: &str, start_offset: i64) -> Path {
+        self.view_name(tp, encoded, start_offset, View::Value, &self.format)
+    }
+
+    /// The files a record goes to: the value's, then the key's and the headers' if stored.
+    pub fn views(&self) -> impl Iterator<Item = (View, &Format)> {
+        std::iter::once((View::Value, &self.format))
+            .chain(self.keys.as_ref().map(|f| (View::Key, f)))
+            .chain(self.headers.as_ref().map(|f| (View::Headers, f)))
+    }
+
+    /// A view's object: the value's name with the view's infix before `format`'s extension
+    /// (`t+0+0000000000.keys.avro`).
+    fn view_name(
+        &self,
+        tp: &TopicPartition,
+        encoded: &str,
+        start_offset: i64,
+        view: View,
+        format: &Format,
+    ) -> Path {
         let d = &self.file_delim;
         let file = format!(
-            "{topic}{d}{p}{d}{start_offset:0width$}{ext}",
+            "{topic}{d}{p}{d}{start_offset:0width$}{infix}{ext}",
             topic = tp.topic,
             p = tp.partition,
             width = self.zero_pad,
-            ext = self.format.extension()
+            infix = view.infix(),
+            ext = format.extension()
         );
         Path::from_iter(
             self.topics_dir
@@ -119,8 +145,10 @@ fn next_scheduled(now: i64, period: i64, zone: &Zone) -> i64 {
     start_of_day + (elapsed / period + 1) * period
 }
 
+/// One object being written: a view of the records of one encoded partition.
 struct OpenFile {
     name: Path,
+    view: View,
     writer: Box<dyn RecordWriter>,
     upload: Option<Box<dyn MultipartUpload>>,
 }
@@ -128,7 +156,8 @@ struct OpenFile {
 /// The state of one topic-partition.
 #[derive(Default)]
 pub struct PartitionWriter {
-    files: BTreeMap<String, OpenFile>,
+    /// Per encoded partition, its files: the value's first, then the key's and headers'.
+    files: BTreeMap<String, Vec<OpenFile>>,
     /// Value schema each open file started with.
     schemas: HashMap<String, Option<Schema>>,
     record_count: usize,
@@ -248,20 +277,45 @@ impl PartitionWriter {
             }
             break (ts, encoded);
         };
+        // Every view of the record first (a null key, no headers, a key the keys' format
+        // cannot hold are the record's errors), so that no file gets a record another refuses.
+        let mut views = Vec::new();
+        for (view, format) in s.views() {
+            match view.of(record, format) {
+                Ok(v) => views.push(v),
+                Err(e) if e.kind() == ErrorKind::Data => return Ok(Outcome::Errant(e)),
+                Err(e) => return Err(e),
+            }
+        }
         let is_new = !self.files.contains_key(&encoded);
         if is_new {
-            let file = OpenFile {
-                name: s.object_name(tp, &encoded, record.kafka_offset),
-                writer: s.format.new_writer(),
-                upload: None,
-            };
-            self.files.insert(encoded.clone(), file);
+            let files = s
+                .views()
+                .map(|(view, format)| OpenFile {
+                    name: s.view_name(tp, &encoded, record.kafka_offset, view, format),
+                    view,
+                    writer: format.new_writer(),
+                    upload: None,
+                })
+                .collect();
+            self.files.insert(encoded.clone(), files);
         }
-        let file = self.files.get_mut(&encoded).expect("inserted above");
-        if let Err(e) = file
-            .writer
-            .write(record.value_schema.as_ref(), &record.value)
-        {
+        let files = self.files.get_mut(&encoded).expect("inserted above");
+        let mut refused = None;
+        for (f, (schema, value)) in files.iter_mut().zip(&views).skip(1) {
+            if let Err(e) = f.writer.check(schema.as_ref(), value) {
+                refused = Some(e);
+                break;
+            }
+        }
+        let refused = match refused {
+            Some(e) => Some(e),
+            None => files[0]
+                .writer
+                .write(views[0].0.as_ref(), &views[0].1)
+                .err(),
+        };
+        if let Some(e) = refused {
             if is_new {
                 self.files.remove(&encoded);
             }
@@ -269,6 +323,16 @@ impl PartitionWriter {
                 ErrorKind::Data => Ok(Outcome::Errant(e)),
                 _ => Err(e),
             };
+        }
+        for (f, (schema, value)) in files.iter_mut().zip(&views).skip(1) {
+            f.writer.write(schema.as_ref(), value).map_err(|e| {
+                ConnectError::fatal(format!(
+                    "the {:?} file {} refused a record it had accepted: {}",
+                    f.view,
+                    f.name,
+                    e.message()
+                ))
+            })?;
         }
         self.schemas
             .entry(encoded.clone())
@@ -342,25 +406,26 @@ impl PartitionWriter {
         store: &Arc<dyn ObjectStore>,
         encoded: &str,
     ) -> Result<()> {
-        let file = self.files.get_mut(encoded).expect("an open file");
-        while file.writer.output().len() >= s.part_size {
-            let part: Vec<u8> = file.writer.output().drain(..s.part_size).collect();
-            if file.upload.is_none() {
-                let upload = store.put_multipart(&file.name).await.map_err(|e| {
-                    ConnectError::retriable(format!(
-                        "failed to start the multipart upload of {}",
-                        file.name
-                    ))
-                    .with_source(e)
+        for file in self.files.get_mut(encoded).expect("open files") {
+            while file.writer.output().len() >= s.part_size {
+                let part: Vec<u8> = file.writer.output().drain(..s.part_size).collect();
+                if file.upload.is_none() {
+                    let upload = store.put_multipart(&file.name).await.map_err(|e| {
+                        ConnectError::retriable(format!(
+                            "failed to start the multipart upload of {}",
+                            file.name
+                        ))
+                        .with_source(e)
+                    })?;
+                    file.upload = Some(upload);
+                }
+                let upload = file.upload.as_mut().expect("started above");
+                upload.put_part(PutPayload::from(part)).await.map_err(|e| {
+                    ConnectError::retriable(format!("failed to upload a part of {}", file.name))
+                        .with_source(e)
                 })?;
-                file.upload = Some(upload);
+                tracing::debug!(object = %file.name, "uploaded a part");
             }
-            let upload = file.upload.as_mut().expect("started above");
-            upload.put_part(PutPayload::from(part)).await.map_err(|e| {
-                ConnectError::retriable(format!("failed to upload a part of {}", file.name))
-                    .with_source(e)
-            })?;
-            tracing::debug!(object = %file.name, "uploaded a part");
         }
         Ok(())
     }
@@ -374,7 +439,7 @@ impl PartitionWriter {
     ) -> Result<()> {
         let files = std::mem::take(&mut self.files);
         let mut multipart = Vec::new();
-        for (_, mut f) in files {
+        for mut f in files.into_values().flatten() {
             f.writer.finish()?;
             let tail = std::mem::take(f.writer.output());
             match f.upload {
@@ -410,7 +475,7 @@ impl PartitionWriter {
     /// Drops the open files after a multipart upload failed, aborts their uploads and asks for
     /// the records since the last ended files again.
     async fn lose(&mut self, tp: &TopicPartition) {
-        for (_, f) in std::mem::take(&mut self.files) {
+        for f in std::mem::take(&mut self.files).into_values().flatten() {
             if let Some(mut up) = f.upload
                 && let Err(e) = up.abort().await
             {
@@ -432,7 +497,7 @@ impl PartitionWriter {
 
     /// Aborts open multipart uploads (partition closed or task stopped).
     pub async fn abort(mut self) {
-        for (_, f) in std::mem::take(&mut self.files) {
+        for f in std::mem::take(&mut self.files).into_values().flatten() {
             if let Some(mut up) = f.upload {
                 let _ = up.abort().await;
             }

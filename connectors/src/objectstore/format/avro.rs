@@ -143,6 +143,18 @@ impl AvroFileWriter {
 }
 
 impl RecordWriter for AvroFileWriter {
+    fn check(&mut self, schema: Option<&Schema>, value: &Value) -> Result<()> {
+        let mut scratch = Vec::new();
+        match &self.schema {
+            Some((connect, avro)) => codec::encode(avro, connect, value, &mut scratch),
+            None => {
+                let avro = avro_schema(&self.data, schema)?;
+                let connect = schema.expect("checked by avro_schema");
+                codec::encode(&avro, connect, value, &mut scratch)
+            }
+        }
+    }
+
     fn write(&mut self, schema: Option<&Schema>, value: &Value) -> Result<()> {
         let mut encoded = Vec::new();
         match &self.schema {

@@ -30,6 +30,10 @@ impl JsonWriter {
 }
 
 impl RecordWriter for JsonWriter {
+    fn check(&mut self, schema: Option<&Schema>, value: &Value) -> Result<()> {
+        self.converter.to_json_value(schema, value).map(|_| ())
+    }
+
     fn write(&mut self, schema: Option<&Schema>, value: &Value) -> Result<()> {
         let json = self.converter.to_json_value(schema, value)?;
         let line = serde_json::to_vec(&json)
@@ -69,22 +73,12 @@ impl ByteArrayWriter {
 }
 
 impl RecordWriter for ByteArrayWriter {
-    /// As `ByteArrayConverter.fromConnectData`: a BYTES schema (or none) and a bytes value.
+    fn check(&mut self, schema: Option<&Schema>, value: &Value) -> Result<()> {
+        bytes_of(schema, value).map(|_| ())
+    }
+
     fn write(&mut self, schema: Option<&Schema>, value: &Value) -> Result<()> {
-        if let Some(s) = schema
-            && s.schema_type() != SchemaType::Bytes
-        {
-            return Err(ConnectError::data(format!(
-                "invalid schema type for ByteArrayFormat: {}",
-                s.schema_type().json_name()
-            )));
-        }
-        let Value::Bytes(bytes) = value else {
-            return Err(ConnectError::data(format!(
-                "ByteArrayFormat is not compatible with objects of type {}",
-                value.type_name()
-            )));
-        };
+        let bytes = bytes_of(schema, value)?;
         self.out.extend_from_slice(bytes);
         self.out.extend_from_slice(&self.options.separator);
         Ok(())
@@ -97,4 +91,23 @@ impl RecordWriter for ByteArrayWriter {
     fn finish(&mut self) -> Result<()> {
         Ok(())
     }
+}
+
+/// As `ByteArrayConverter.fromConnectData`: a BYTES schema (or none) and a bytes value.
+fn bytes_of<'a>(schema: Option<&Schema>, value: &'a Value) -> Result<&'a [u8]> {
+    if let Some(s) = schema
+        && s.schema_type() != SchemaType::Bytes
+    {
+        return Err(ConnectError::data(format!(
+            "invalid schema type for ByteArrayFormat: {}",
+            s.schema_type().json_name()
+        )));
+    }
+    let Value::Bytes(bytes) = value else {
+        return Err(ConnectError::data(format!(
+            "ByteArrayFormat is not compatible with objects of type {}",
+            value.type_name()
+        )));
+    };
+    Ok(bytes)
 }

@@ -31,6 +31,9 @@ pub trait RecordWriter: Send {
     /// Appends one record. On an error (a data error: the record cannot be written in this
     /// format) the file is as it was before the call.
     fn write(&mut self, schema: Option<&Schema>, value: &Value) -> Result<()>;
+    /// Whether [`Self::write`] would accept the record, changing nothing (the task checks
+    /// the key and header files before writing any file of a record).
+    fn check(&mut self, schema: Option<&Schema>, value: &Value) -> Result<()>;
     /// Bytes of the file encoded so far and not yet taken.
     fn output(&mut self) -> &mut Vec<u8>;
     /// Ends the file: what is still held (last block, footer) goes to [`Self::output`].

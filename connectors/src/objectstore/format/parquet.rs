@@ -877,6 +877,19 @@ impl Open {
 }
 
 impl RecordWriter for ParquetFileWriter {
+    /// Opens the file if needed (no bytes are written before the first row group) and encodes
+    /// the value; shredding an encoded record of the file's schema cannot fail.
+    fn check(&mut self, schema: Option<&Schema>, value: &Value) -> Result<()> {
+        if self.open.is_none() {
+            let open = self.open(schema)?;
+            self.open = Some(open);
+        }
+        let open = self.open.as_ref().expect("opened above");
+        let mut encoded = Vec::new();
+        codec::encode(&open.avro, &open.connect, value, &mut encoded)?;
+        decode(&open.avro, &mut Reader::new(&encoded)).map(|_| ())
+    }
+
     fn write(&mut self, schema: Option<&Schema>, value: &Value) -> Result<()> {
         if self.open.is_none() {
             let open = self.open(schema)?;
