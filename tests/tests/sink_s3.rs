@@ -572,7 +572,7 @@ async fn an_unimplemented_confluent_key_is_a_validation_error_naming_it() {
 /// names and bytes, and each record is in exactly one object.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_killed_worker_and_a_replay_write_identical_avro_and_parquet_objects() {
-    const PER_PARTITION: i64 = 500;
+    const PER_PARTITION: i64 = 3000;
     const FLUSH: i64 = 50;
     let b = bucket().await;
     let spec = ClusterSpec::new("s3-kill");
@@ -581,12 +581,12 @@ async fn a_killed_worker_and_a_replay_write_identical_avro_and_parquet_objects()
     let topic = unique("kill");
     kafka::create_topics(&[&topic], 2).await;
     let base = 1_709_247_600_000i64;
-    // Two days per partition: the day changes at record 250.
+    // Two days per partition: 2.4 s apart from 23:00, the day changes at record 1500.
     let records: Vec<(i32, i64, Value)> = (0..2)
         .flat_map(|p| {
             (0..PER_PARTITION).map(move |i| {
-                let ts = base + i * 14_400; // 500 records over two hours across midnight
-                (p, ts + 3_600_000 * i64::from(i >= 250), order(p, i, ts))
+                let ts = base + i * 2_400;
+                (p, ts, order(p, i, ts))
             })
         })
         .collect();
@@ -613,13 +613,19 @@ async fn a_killed_worker_and_a_replay_write_identical_avro_and_parquet_objects()
         )
         .await;
     }
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
     w1.kill9();
+    for (dir, _, _) in &formats {
+        let n = b.objects(&format!("a-{dir}")).await.len();
+        eprintln!("{dir}: {n} of 120 objects written when the worker was killed");
+    }
     // Every record is in an object once there are as many as the flushes make: the day
-    // changes on a flush boundary (record 250), so 10 objects per partition.
+    // changes on a flush boundary (record 1500), so 60 objects per partition.
     for (dir, _, _) in &formats {
         let prefix = format!("a-{dir}");
-        eventually(Duration::from_secs(120), "objects of run a", || async {
+        // Long enough for the dead worker's consumers to time out of the groups on a loaded
+        // machine.
+        eventually(Duration::from_secs(300), "objects of run a", || async {
             (b.objects(&prefix).await.len() >= 2 * (PER_PARTITION / FLUSH) as usize).then_some(())
         })
         .await;
