@@ -131,7 +131,7 @@ impl Bucket {
     async fn wait_for(&self, prefix: &str, names: &[String]) -> BTreeMap<String, Vec<u8>> {
         let want: Vec<&String> = names.iter().collect();
         eventually(
-            Duration::from_secs(120),
+            Duration::from_secs(240),
             &format!("objects under {prefix}"),
             || async {
                 let got = self.objects(prefix).await;
