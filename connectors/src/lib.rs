@@ -80,7 +80,8 @@ pub fn builtin_plugins() -> PluginRegistry {
         })
         .register_sink::<objectstore::S3SinkConnector>(PluginDesc {
             class: objectstore::S3_SINK_CONNECTOR_CLASS,
-            aliases: &[],
+            // Connect's aliases: the simple class name, and without `Connector`.
+            aliases: &["S3SinkConnector", "S3Sink"],
             version: VERSION,
             task_class: objectstore::S3_SINK_TASK_CLASS,
             task_aliases: &[],
@@ -119,6 +120,16 @@ mod tests {
             r.create_connector("FileStreamSink"),
             Ok(ConnectorInstance::Sink(_))
         ));
+        for name in [
+            "io.confluent.connect.s3.S3SinkConnector",
+            "S3SinkConnector",
+            "S3Sink",
+        ] {
+            assert!(
+                matches!(r.create_connector(name), Ok(ConnectorInstance::Sink(_))),
+                "{name}"
+            );
+        }
         assert!(matches!(
             r.create_connector("FileStreamSource"),
             Ok(ConnectorInstance::Source(_))
