@@ -1053,6 +1053,53 @@ mod tests {
         }
     }
 
+    /// The task takes multipart parts out of the output while the file grows: the bytes taken
+    /// plus the rest are the file written in one piece.
+    #[test]
+    fn draining_the_output_midway_gives_the_same_file() {
+        let schema = schema(false);
+        let whole = write(&schema, 300, false);
+        let mut w = ParquetFileWriter::new(ParquetOptions {
+            codec: ParquetCodec::Snappy,
+            data: AvroDataConfig::default(),
+            row_group_bytes: 1000,
+        });
+        let mut taken = Vec::new();
+        for n in 0..300usize {
+            let v = Struct::new(schema.clone())
+                .with("n", n as i64)
+                .unwrap()
+                .with(
+                    "list",
+                    Value::Array((0..n % 3).map(|i| Value::Int32(i as i32)).collect()),
+                )
+                .unwrap();
+            let v = if n % 2 == 0 {
+                let mut v = v;
+                v.put("s", format!("s{n}")).unwrap();
+                v.put(
+                    "map",
+                    Value::Map(vec![(Value::String("k".into()), Value::Int64(n as i64))]),
+                )
+                .unwrap();
+                let inner_schema = schema.field("inner").unwrap().schema.clone();
+                let inner = Struct::new(inner_schema).with("a", n as i32).unwrap();
+                v.put("inner", Value::Struct(inner)).unwrap();
+                v
+            } else {
+                v
+            };
+            w.write(Some(&schema), &Value::Struct(v)).unwrap();
+            let out = w.output();
+            if out.len() > 100 {
+                taken.extend(out.drain(..100));
+            }
+        }
+        w.finish().unwrap();
+        taken.extend(std::mem::take(w.output()));
+        assert_eq!(taken, whole);
+    }
+
     #[test]
     fn a_schemaless_or_non_struct_record_is_a_data_error() {
         let mut w = ParquetFileWriter::new(ParquetOptions {
