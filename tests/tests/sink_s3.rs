@@ -429,7 +429,9 @@ async fn partitioners_name_objects_as_confluent_does() {
     };
     let mut hourly = time("HourlyPartitioner");
     hourly["timezone"] = json!("+01:00");
-    let cases: Vec<(&str, Value, Vec<(&str, i64)>)> = vec![
+    // (topics.dir, partitioner keys, expected (encoded partition, start offset) of each object)
+    type Case = (&'static str, Value, Vec<(&'static str, i64)>);
+    let cases: Vec<Case> = vec![
         (
             "field",
             json!({"partitioner.class": format!("{PARTITIONERS}FieldPartitioner"),

@@ -33,7 +33,8 @@ impl View {
         }
     }
 
-    /// The schema and value this view writes of `record` in `format`.
+    /// The schema and value this view writes of `record` in `format` (the value view is the
+    /// record's value itself; the task writes it without this copy).
     pub fn of(self, record: &SinkRecord, format: &Format) -> Result<(Option<Schema>, Value)> {
         let loggable = || {
             format!(

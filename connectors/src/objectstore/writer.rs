@@ -251,7 +251,7 @@ impl PartitionWriter {
                 }
                 NullValues::Ignore { report } => {
                     return Ok(if report {
-                        Outcome::Errant(ConnectError::data("a record with a null value, ignored"))
+                        Outcome::Errant(ConnectError::data("Skipping null value record."))
                     } else {
                         Outcome::Skipped
                     });
@@ -277,10 +277,10 @@ impl PartitionWriter {
             }
             break (ts, encoded);
         };
-        // Every view of the record first (a null key, no headers, a key the keys' format
+        // The key's and headers' views first (a null key, no headers, a key the keys' format
         // cannot hold are the record's errors), so that no file gets a record another refuses.
         let mut views = Vec::new();
-        for (view, format) in s.views() {
+        for (view, format) in s.views().skip(1) {
             match view.of(record, format) {
                 Ok(v) => views.push(v),
                 Err(e) if e.kind() == ErrorKind::Data => return Ok(Outcome::Errant(e)),
@@ -301,8 +301,9 @@ impl PartitionWriter {
             self.files.insert(encoded.clone(), files);
         }
         let files = self.files.get_mut(&encoded).expect("inserted above");
+        let (value_file, others) = files.split_first_mut().expect("a value file");
         let mut refused = None;
-        for (f, (schema, value)) in files.iter_mut().zip(&views).skip(1) {
+        for (f, (schema, value)) in others.iter_mut().zip(&views) {
             if let Err(e) = f.writer.check(schema.as_ref(), value) {
                 refused = Some(e);
                 break;
@@ -310,9 +311,9 @@ impl PartitionWriter {
         }
         let refused = match refused {
             Some(e) => Some(e),
-            None => files[0]
+            None => value_file
                 .writer
-                .write(views[0].0.as_ref(), &views[0].1)
+                .write(record.value_schema.as_ref(), &record.value)
                 .err(),
         };
         if let Some(e) = refused {
@@ -324,7 +325,7 @@ impl PartitionWriter {
                 _ => Err(e),
             };
         }
-        for (f, (schema, value)) in files.iter_mut().zip(&views).skip(1) {
+        for (f, (schema, value)) in others.iter_mut().zip(&views) {
             f.writer.write(schema.as_ref(), value).map_err(|e| {
                 ConnectError::fatal(format!(
                     "the {:?} file {} refused a record it had accepted: {}",
