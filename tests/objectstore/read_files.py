@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Reads files the S3 sink wrote with independent readers and prints their records.
 
-usage: read_files.py FORMAT FILE...   (FORMAT: avro | parquet)
+usage: read_files.py FORMAT FILE...   (FORMAT: avro | parquet | jsongz)
 
 One JSON line per file: {"file": FILE, "records": [...], "schema": "..."}, records as the
-reader returns them (fastavro's dicts for Avro, pyarrow's to_pylist() for Parquet); bytes are
+reader returns them (fastavro's dicts for Avro, pyarrow's to_pylist() for Parquet, Python's gzip and json for
+gzipped JSON lines); bytes are
 written as lists of ints. Used by tests/tests/sink_s3.rs.
 """
 import json
@@ -49,6 +50,12 @@ def main():
                 "schema": str(table.schema),
                 "codec": codec,
             }
+        elif fmt == "jsongz":
+            import gzip
+
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                records = [json.loads(line) for line in f]
+            out = {"file": path, "records": records, "schema": None, "codec": "gzip"}
         else:
             raise SystemExit("unknown format " + fmt)
         print(json.dumps(out))

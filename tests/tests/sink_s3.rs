@@ -292,7 +292,8 @@ fn json_lines(bytes: &[u8]) -> Vec<Value> {
         .collect()
 }
 
-/// JSON, Avro (deflate) and Parquet (snappy and gzip) files of one topic, and ByteArray files
+/// JSON (plain and gzipped), Avro (deflate) and Parquet (snappy and gzip) files of one topic,
+/// and ByteArray files
 /// of another: Confluent's names, and the records in each file as independent readers see them.
 #[tokio::test(flavor = "multi_thread")]
 async fn each_format_reads_back_with_independent_readers() {
@@ -317,6 +318,12 @@ async fn each_format_reads_back_with_independent_readers() {
             json!({"parquet.codec": "gzip"}),
             ".gz.parquet",
         ),
+        (
+            "jsongz",
+            JSON,
+            json!({"s3.compression.type": "gzip"}),
+            ".json.gz",
+        ),
     ];
     for (dir, class, extra, _) in &formats {
         let mut extra = extra.clone();
@@ -340,12 +347,17 @@ async fn each_format_reads_back_with_independent_readers() {
                 .iter()
                 .map(|(n, b)| (n.clone(), json_lines(b)))
                 .collect(),
-            "avro" | "parquet" | "parquetgz" => {
-                let reader = if *dir == "avro" { "avro" } else { "parquet" };
+            "avro" | "parquet" | "parquetgz" | "jsongz" => {
+                let reader = match *dir {
+                    "avro" | "jsongz" => *dir,
+                    _ => "parquet",
+                };
                 read_back(reader, &files)
                     .into_iter()
                     .map(|(n, v)| {
-                        if *dir == "avro" {
+                        if *dir == "jsongz" {
+                            assert_eq!(v["codec"], "gzip", "{n}");
+                        } else if *dir == "avro" {
                             assert_eq!(v["codec"], "deflate", "{n}");
                             assert!(
                                 v["schema"].as_str().unwrap().contains("com.example.Order"),

@@ -11,7 +11,7 @@ use object_store::ObjectStore;
 use object_store::path::Path;
 
 use super::format::Format;
-use super::format::lines::JsonOptions;
+use super::format::lines::{Compression, JsonOptions};
 use super::partitioner::Partitioner;
 use super::writer::{NullValues, Rotation, Settings};
 
@@ -126,6 +126,7 @@ impl ObjectStoreSinkConfig {
             format: Format::Json(JsonOptions {
                 extension: ".jsonl".to_owned(),
                 decimal_format: DecimalFormat::Base64,
+                compression: Compression::None,
             }),
             keys: None,
             headers: None,

@@ -18,7 +18,7 @@ use object_store::ObjectStore;
 use object_store::aws::AmazonS3Builder;
 
 use super::format::avro::{AvroCodec, AvroOptions};
-use super::format::lines::{ByteArrayOptions, JsonOptions};
+use super::format::lines::{ByteArrayOptions, Compression, JsonOptions};
 use super::format::parquet::{ParquetCodec, ParquetOptions};
 use super::format::{AVRO_FORMAT, BYTEARRAY_FORMAT, Format, JSON_FORMAT, PARQUET_FORMAT};
 use super::joda::{JodaFormat, Zone};
@@ -63,6 +63,8 @@ pub const PARQUET_CODEC_CONFIG: &str = "parquet.codec";
 pub const BYTEARRAY_EXTENSION_CONFIG: &str = "format.bytearray.extension";
 pub const BYTEARRAY_SEPARATOR_CONFIG: &str = "format.bytearray.separator";
 pub const JSON_DECIMAL_FORMAT_CONFIG: &str = "json.decimal.format";
+pub const COMPRESSION_TYPE_CONFIG: &str = "s3.compression.type";
+pub const COMPRESSION_LEVEL_CONFIG: &str = "s3.compression.level";
 pub const ENHANCED_AVRO_SCHEMA_SUPPORT_CONFIG: &str = "enhanced.avro.schema.support";
 pub const CONNECT_META_DATA_CONFIG: &str = "connect.meta.data";
 pub const ALLOW_OPTIONAL_MAP_KEYS_CONFIG: &str = "allow.optional.map.keys";
@@ -85,8 +87,6 @@ pub const UNIMPLEMENTED: &[(&str, &[&str])] = &[
     ("s3.sse.kms.key.id", &[""]),
     ("s3.acl.canned", &[""]),
     ("s3.wan.mode", &["false"]),
-    ("s3.compression.type", &["none"]),
-    ("s3.compression.level", &["-1"]),
     ("s3.send.digest", &["false"]),
     ("s3.proxy.url", &[""]),
     ("s3.proxy.user", &[""]),
@@ -232,6 +232,12 @@ pub fn s3_config_def() -> ConfigDef {
             .default_value(".bin"))
         .define(key(BYTEARRAY_SEPARATOR_CONFIG, String, Low, "String inserted between records for ByteArrayFormat (default: a newline).")
             .default_null())
+        .define(key(COMPRESSION_TYPE_CONFIG, String, Low, "Compression type for files written to S3 by JsonFormat and ByteArrayFormat: none or gzip (.gz after the extension).")
+            .default_value("none")
+            .validator(one_of(&["none", "gzip"])))
+        .define(key(COMPRESSION_LEVEL_CONFIG, Int, Low, "Compression level of gzip: -1 (the default level) or 0 to 9.")
+            .default_value(-1)
+            .validator(between(-1, 9)))
         .define(key(JSON_DECIMAL_FORMAT_CONFIG, String, Low, "Controls which format json converter will serialize decimals in: BASE64 or NUMERIC.")
             .default_value("BASE64")
             .validator(one_of_case_insensitive(&["BASE64", "NUMERIC"])))
@@ -298,6 +304,20 @@ fn cross_check(p: &ParsedConfig) -> Vec<(&'static str, String, String)> {
             rotate.to_string(),
             "needs a time-based partitioner (Confluent's sink ignores it then; this worker \
              refuses rather than ignore a setting)"
+                .to_owned(),
+        ));
+    }
+    if p.string(COMPRESSION_TYPE_CONFIG) == Some("gzip")
+        && matches!(
+            p.class(FORMAT_CLASS_CONFIG),
+            Some(AVRO_FORMAT | PARQUET_FORMAT)
+        )
+    {
+        out.push((
+            COMPRESSION_TYPE_CONFIG,
+            "gzip".to_owned(),
+            "applies to JsonFormat and ByteArrayFormat files only (Confluent's sink ignores it \
+             for Avro and Parquet; use avro.codec or parquet.codec)"
                 .to_owned(),
         ));
     }
@@ -429,6 +449,13 @@ pub fn validate(props: &ConfigMap) -> Vec<ConfigValue> {
 
 /// A `format.class` (or keys' / headers') with its keys.
 fn format_of(p: &ParsedConfig, class: &str, data: &AvroDataConfig, part_size: usize) -> Format {
+    let compression = match p.string(COMPRESSION_TYPE_CONFIG) {
+        Some("gzip") => {
+            let level = p.int(COMPRESSION_LEVEL_CONFIG).unwrap_or(-1);
+            Compression::Gzip(u32::try_from(level).unwrap_or(6))
+        }
+        _ => Compression::None,
+    };
     match class {
         BYTEARRAY_FORMAT => Format::ByteArray(ByteArrayOptions {
             extension: p
@@ -440,6 +467,7 @@ fn format_of(p: &ParsedConfig, class: &str, data: &AvroDataConfig, part_size: us
                 .unwrap_or("\n")
                 .as_bytes()
                 .to_vec(),
+            compression,
         }),
         AVRO_FORMAT => Format::Avro(AvroOptions {
             codec: AvroCodec::parse(p.string(AVRO_CODEC_CONFIG).unwrap_or("null"))
@@ -462,6 +490,7 @@ fn format_of(p: &ParsedConfig, class: &str, data: &AvroDataConfig, part_size: us
             } else {
                 DecimalFormat::Base64
             },
+            compression,
         }),
     }
 }
@@ -644,19 +673,20 @@ mod tests {
 
     #[test]
     fn an_unimplemented_key_is_an_error_naming_it_unless_default() {
-        assert!(
-            errors(&[
-                ("s3.compression.type", "none"),
-                ("s3.object.tagging", "false")
-            ])
-            .is_empty()
-        );
-        let e = errors(&[("s3.compression.type", "gzip")]);
+        assert!(errors(&[("s3.acl.canned", ""), ("s3.object.tagging", "false")]).is_empty());
+        let e = errors(&[("s3.acl.canned", "private")]);
         assert!(
             e.iter()
-                .any(|m| m.contains("s3.compression.type") && m.contains("not implemented")),
+                .any(|m| m.contains("s3.acl.canned") && m.contains("not implemented")),
             "{e:?}"
         );
+        let e = errors(&[
+            ("s3.compression.type", "gzip"),
+            (FORMAT_CLASS_CONFIG, AVRO_FORMAT),
+        ]);
+        assert!(e.iter().any(|m| m.contains("s3.compression.type")), "{e:?}");
+        let c = S3SinkConfig::parse(&props(&[("s3.compression.type", "gzip")])).unwrap();
+        assert_eq!(c.settings.format.extension(), ".json.gz");
         let e = errors(&[
             ("store.kafka.headers", "true"),
             ("headers.format.class", BYTES_CLASS),

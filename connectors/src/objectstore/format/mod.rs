@@ -2,8 +2,8 @@
 //!
 //! | class                  | module       | extension                          |
 //! |------------------------|--------------|------------------------------------|
-//! | `...json.JsonFormat`   | [`lines`]    | `.json` (`.jsonl` for `format=jsonl`) |
-//! | `...bytearray.ByteArrayFormat` | [`lines`] | `format.bytearray.extension` (`.bin`) |
+//! | `...json.JsonFormat`   | [`lines`]    | `.json` (`.jsonl` for `format=jsonl`), `.gz` after it with `s3.compression.type=gzip` |
+//! | `...bytearray.ByteArrayFormat` | [`lines`] | `format.bytearray.extension` (`.bin`), idem |
 //! | `...avro.AvroFormat`   | [`avro`]     | `.avro`                            |
 //! | `...parquet.ParquetFormat` | [`parquet`] | `<codec>.parquet` (`.snappy.parquet`) |
 //!
@@ -55,8 +55,8 @@ impl Format {
     /// The object name's extension, dot included.
     pub fn extension(&self) -> String {
         match self {
-            Self::Json(o) => o.extension.clone(),
-            Self::ByteArray(o) => o.extension.clone(),
+            Self::Json(o) => format!("{}{}", o.extension, o.compression.extension()),
+            Self::ByteArray(o) => format!("{}{}", o.extension, o.compression.extension()),
             Self::Avro(_) => ".avro".to_owned(),
             Self::Parquet(o) => format!("{}.parquet", o.codec.extension()),
         }
