@@ -41,7 +41,7 @@ pub mod writer;
 pub use config::*;
 pub use sink::{
     Confluent, Flavor, ObjectStoreSinkConnector, ObjectStoreSinkTask, Own, S3SinkConnector,
-    S3SinkTask, StorageSinkConnector, StorageSinkTask, object_name,
+    S3SinkTask, StorageSinkConnector, StorageSinkTask,
 };
 
 pub const SINK_CONNECTOR_CLASS: &str = "connect_connectors::objectstore::ObjectStoreSinkConnector";

@@ -136,21 +136,6 @@ impl<F: Flavor> SinkConnector for StorageSinkConnector<F> {
     }
 }
 
-/// `<prefix>/<topic>/partition=<p>/<topic>+<p>+<first offset, zero-padded to 20>.jsonl`, the
-/// names of this sink's own keys.
-pub fn object_name(prefix: &Path, topic: &str, partition: i32, first_offset: i64) -> Path {
-    let config = ObjectStoreSinkConfig::parse(&ConfigMap::from([(
-        super::STORE_URL_CONFIG.to_owned(),
-        "memory:///".to_owned(),
-    )]))
-    .expect("valid");
-    config.settings(prefix).object_name(
-        &TopicPartition::new(topic, partition),
-        &format!("partition={partition}"),
-        first_offset,
-    )
-}
-
 pub struct StorageSinkTask<F> {
     ctx: Option<SinkTaskContext>,
     settings: Option<Settings>,
@@ -517,6 +502,18 @@ mod tests {
 
     #[test]
     fn names_sort_by_offset() {
+        let config = ObjectStoreSinkConfig::parse(&ConfigMap::from([(
+            "store.url".to_owned(),
+            "memory:///".to_owned(),
+        )]))
+        .unwrap();
+        let object_name = |prefix: &Path, topic: &str, p: i32, offset: i64| {
+            config.settings(prefix).object_name(
+                &TopicPartition::new(topic, p),
+                &format!("partition={p}"),
+                offset,
+            )
+        };
         let n = object_name(&Path::from("pre/fix"), "orders", 3, 1000);
         assert_eq!(
             n.as_ref(),
