@@ -14,7 +14,6 @@ use connect_api::connector::{
 use connect_api::error::Result;
 use connect_api::record::{SinkRecord, TopicPartition};
 use object_store::ObjectStore;
-use object_store::path::Path;
 
 use super::config::{ObjectStoreSinkConfig, sink_config_def};
 use super::s3config::{S3SinkConfig, s3_config_def};
@@ -311,6 +310,7 @@ mod tests {
     use futures::StreamExt;
     use futures::stream::BoxStream;
     use object_store::memory::InMemory;
+    use object_store::path::Path;
     use object_store::{
         CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta,
         ObjectStoreExt, PutMultipartOptions, PutOptions, PutPayload, PutResult,
