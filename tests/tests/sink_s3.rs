@@ -1008,3 +1008,52 @@ async fn keys_and_headers_are_stored_in_files_of_their_own() {
         json!(want)
     );
 }
+
+/// `behavior.on.null.values=write` with `store.kafka.keys`: tombstones go to the `tombstone`
+/// encoded partition, where only their keys are written; the other records' values and keys
+/// go to their own partition's files.
+#[tokio::test(flavor = "multi_thread")]
+async fn tombstones_are_written_as_their_keys_under_the_tombstone_partition() {
+    let b = bucket().await;
+    let spec = ClusterSpec::new("s3-tombstones");
+    let w = spec.start_worker().await;
+    let topic = unique("tomb");
+    kafka::create_topics(&[&topic], 1).await;
+    let records = (0..4i64).map(|i| {
+        let value = (i % 2 == 0)
+            .then(|| json!({"schema": order_schema(), "payload": order(0, i, i)}).to_string());
+        (Some(format!("k{i}")), value)
+    });
+    kafka::produce(&topic, records).await;
+    let c = b.config(
+        &b.endpoint,
+        &topic,
+        "tomb",
+        json!({"format.class": JSON, "flush.size": "4", "tasks.max": "1",
+               "store.kafka.keys": "true", "keys.format.class": JSON,
+               "behavior.on.null.values": "write"}),
+    );
+    create(&w, &format!("s3-tomb-{topic}"), c).await;
+    let values = format!("{topic}/partition=0/{topic}+0+0000000000");
+    let tombs = format!("{topic}/tombstone/{topic}+0+0000000001");
+    let mut names = vec![
+        format!("{values}.json"),
+        format!("{values}.keys.json"),
+        format!("{tombs}.keys.json"),
+    ];
+    names.sort();
+    let files = b.wait_for("tomb", &names).await;
+    let ids: Vec<i64> = json_lines(&files[&format!("{values}.json")])
+        .iter()
+        .map(|v| v["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids, vec![0, 2]);
+    assert_eq!(
+        json_lines(&files[&format!("{values}.keys.json")]),
+        vec![json!("k0"), json!("k2")]
+    );
+    assert_eq!(
+        json_lines(&files[&format!("{tombs}.keys.json")]),
+        vec![json!("k1"), json!("k3")]
+    );
+}

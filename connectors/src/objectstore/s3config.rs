@@ -54,6 +54,7 @@ pub const AWS_ACCESS_KEY_ID_CONFIG: &str = "aws.access.key.id";
 pub const AWS_SECRET_ACCESS_KEY_CONFIG: &str = "aws.secret.access.key";
 pub const PATH_STYLE_ACCESS_CONFIG: &str = "s3.path.style.access.enabled";
 pub const BEHAVIOR_ON_NULL_VALUES_CONFIG: &str = "behavior.on.null.values";
+pub const TOMBSTONE_ENCODED_PARTITION_CONFIG: &str = "tombstone.encoded.partition";
 pub const STORE_KAFKA_KEYS_CONFIG: &str = "store.kafka.keys";
 pub const STORE_KAFKA_HEADERS_CONFIG: &str = "store.kafka.headers";
 pub const KEYS_FORMAT_CLASS_CONFIG: &str = "keys.format.class";
@@ -100,7 +101,6 @@ pub const UNIMPLEMENTED: &[(&str, &[&str])] = &[
             "com.amazonaws.auth.DefaultAWSCredentialsProviderChain",
         ],
     ),
-    ("tombstone.encoded.partition", &["tombstone"]),
     ("partitioner.max.open.files", &["-1"]),
     ("max.write.duration.ms", &["9223372036854775807"]),
     ("hive.integration", &["false"]),
@@ -207,9 +207,11 @@ pub fn s3_config_def() -> ConfigDef {
             .default_null())
         .define(key(PATH_STYLE_ACCESS_CONFIG, Boolean, Low, "Specifies whether or not to enable path style access to the bucket used by the connector.")
             .default_value(true))
-        .define(key(BEHAVIOR_ON_NULL_VALUES_CONFIG, String, Low, "How to handle records with a null value: fail (the task fails) or ignore (skipped). write is not implemented.")
+        .define(key(BEHAVIOR_ON_NULL_VALUES_CONFIG, String, Low, "How to handle records with a null value: fail (the task fails), ignore (skipped) or write (to tombstone.encoded.partition, where only their keys and headers are written; needs store.kafka.keys=true).")
             .default_value("fail")
-            .validator(one_of_case_insensitive(&["fail", "ignore"])))
+            .validator(one_of_case_insensitive(&["fail", "ignore", "write"])))
+        .define(key(TOMBSTONE_ENCODED_PARTITION_CONFIG, String, Low, "The encoded partition of records with a null value when behavior.on.null.values=write.")
+            .default_value("tombstone"))
         .define(key("report.null.values.to.dlq", Boolean, Low, "Report records with null values to the dead letter queue when behavior.on.null.values=ignore (needs errors.tolerance=all and a DLQ).")
             .default_value(true))
         .define(key(STORE_KAFKA_KEYS_CONFIG, Boolean, Low, "Enable or disable writing keys to storage: files named as the value files with .keys before keys.format.class's extension.")
@@ -318,6 +320,15 @@ fn cross_check(p: &ParsedConfig) -> Vec<(&'static str, String, String)> {
             "gzip".to_owned(),
             "applies to JsonFormat and ByteArrayFormat files only (Confluent's sink ignores it \
              for Avro and Parquet; use avro.codec or parquet.codec)"
+                .to_owned(),
+        ));
+    }
+    let nulls = p.string(BEHAVIOR_ON_NULL_VALUES_CONFIG).unwrap_or("fail");
+    if nulls.eq_ignore_ascii_case("write") && p.boolean(STORE_KAFKA_KEYS_CONFIG) != Some(true) {
+        out.push((
+            BEHAVIOR_ON_NULL_VALUES_CONFIG,
+            nulls.to_owned(),
+            "writing tombstones needs store.kafka.keys=true (a tombstone is written as its key)"
                 .to_owned(),
         ));
     }
@@ -543,6 +554,12 @@ impl S3SinkConfig {
         let nulls = match p.string(BEHAVIOR_ON_NULL_VALUES_CONFIG).unwrap_or("fail") {
             v if v.eq_ignore_ascii_case("ignore") => NullValues::Ignore {
                 report: p.boolean("report.null.values.to.dlq").unwrap_or(true),
+            },
+            v if v.eq_ignore_ascii_case("write") => NullValues::Tombstones {
+                partition: p
+                    .string(TOMBSTONE_ENCODED_PARTITION_CONFIG)
+                    .unwrap_or("tombstone")
+                    .to_owned(),
             },
             _ => NullValues::Fail,
         };

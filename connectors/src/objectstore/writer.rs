@@ -32,7 +32,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use connect_api::data::Schema;
+use connect_api::data::{Schema, Value};
 use connect_api::error::{ConnectError, ErrorKind, Result};
 use connect_api::record::{SinkRecord, TopicPartition};
 use object_store::path::Path;
@@ -40,11 +40,11 @@ use object_store::{MultipartUpload, ObjectStore, ObjectStoreExt, PutPayload};
 
 use super::format::{Format, RecordWriter};
 use super::joda::Zone;
-use super::partitioner::Partitioner;
+use super::partitioner::{Partitioner, TimestampExtractor};
 use super::views::View;
 
 /// What the task does with a record whose value is null (`behavior.on.null.values`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NullValues {
     /// The task fails.
     Fail,
@@ -52,6 +52,9 @@ pub enum NullValues {
     Ignore { report: bool },
     /// Written as the format writes a null (this sink's own `jsonl`: a `null` line).
     Write,
+    /// Confluent's `write`: the record goes to this encoded partition (`tombstone.encoded.partition`),
+    /// where only its key (and headers) files are written.
+    Tombstones { partition: String },
 }
 
 /// When open files end besides `flush.size`.
@@ -256,20 +259,32 @@ impl PartitionWriter {
                         Outcome::Skipped
                     });
                 }
-                NullValues::Write => {}
+                NullValues::Write | NullValues::Tombstones { .. } => {}
             }
         }
+        let tombstone = match &s.nulls {
+            NullValues::Tombstones { partition } if record.value.is_null() => Some(partition),
+            _ => None,
+        };
         let (ts, encoded) = loop {
-            let ts = match s.partitioner.extractor() {
+            // A tombstone's time is the record's (Confluent's `TombstoneTimestampExtractor`).
+            let extractor = match (tombstone, s.partitioner.extractor()) {
+                (Some(_), Some(_)) => Some(&TimestampExtractor::Record),
+                (_, ex) => ex,
+            };
+            let ts = match extractor {
                 Some(ex) => match ex.extract(record, now) {
                     Ok(t) => Some(t),
                     Err(e) => return Ok(Outcome::Errant(e)),
                 },
                 None => None,
             };
-            let encoded = match s.partitioner.encode(record, now) {
-                Ok(e) => e,
-                Err(e) => return Ok(Outcome::Errant(e)),
+            let encoded = match tombstone {
+                Some(partition) => partition.clone(),
+                None => match s.partitioner.encode(record, now) {
+                    Ok(e) => e,
+                    Err(e) => return Ok(Outcome::Errant(e)),
+                },
             };
             if self.record_count > 0 && self.rotates_before(s, record, ts, &encoded, now) {
                 self.end_files(store, tp, committed).await?;
@@ -277,23 +292,44 @@ impl PartitionWriter {
             }
             break (ts, encoded);
         };
-        // The key's and headers' views first (a null key, no headers, a key the keys' format
-        // cannot hold are the record's errors), so that no file gets a record another refuses.
-        let mut views = Vec::new();
-        for (view, format) in s.views().skip(1) {
+        // The files of the record: its value's (none for a tombstone), key's and headers'. The
+        // views other than the value are made first (a null key, no headers are the record's
+        // errors) and checked by their files before the first file takes the record, so that no
+        // file gets a record another refuses.
+        let views: Vec<(View, &Format)> = s
+            .views()
+            .filter(|(view, _)| !(tombstone.is_some() && *view == View::Value))
+            .collect();
+        let mut data: Vec<Option<(Option<Schema>, Value)>> = Vec::with_capacity(views.len());
+        for (view, format) in &views {
+            if *view == View::Value {
+                data.push(None);
+                continue;
+            }
             match view.of(record, format) {
-                Ok(v) => views.push(v),
+                Ok(v) => data.push(Some(v)),
                 Err(e) if e.kind() == ErrorKind::Data => return Ok(Outcome::Errant(e)),
                 Err(e) => return Err(e),
             }
         }
+        /// A file's schema and value: its view's, or for the value file the record's own
+        /// (without a copy).
+        fn view_data<'a>(
+            d: &'a Option<(Option<Schema>, Value)>,
+            record: &'a SinkRecord,
+        ) -> (Option<&'a Schema>, &'a Value) {
+            match d {
+                Some((schema, value)) => (schema.as_ref(), value),
+                None => (record.value_schema.as_ref(), &record.value),
+            }
+        }
         let is_new = !self.files.contains_key(&encoded);
         if is_new {
-            let files = s
-                .views()
+            let files = views
+                .iter()
                 .map(|(view, format)| OpenFile {
-                    name: s.view_name(tp, &encoded, record.kafka_offset, view, format),
-                    view,
+                    name: s.view_name(tp, &encoded, record.kafka_offset, *view, format),
+                    view: *view,
                     writer: format.new_writer(),
                     upload: None,
                 })
@@ -301,20 +337,22 @@ impl PartitionWriter {
             self.files.insert(encoded.clone(), files);
         }
         let files = self.files.get_mut(&encoded).expect("inserted above");
-        let (value_file, others) = files.split_first_mut().expect("a value file");
+        let (first, others) = files.split_first_mut().expect("a file per record");
+        let (first_data, others_data) = data.split_first().expect("a view per file");
         let mut refused = None;
-        for (f, (schema, value)) in others.iter_mut().zip(&views) {
-            if let Err(e) = f.writer.check(schema.as_ref(), value) {
+        for (f, d) in others.iter_mut().zip(others_data) {
+            let (schema, value) = view_data(d, record);
+            if let Err(e) = f.writer.check(schema, value) {
                 refused = Some(e);
                 break;
             }
         }
         let refused = match refused {
             Some(e) => Some(e),
-            None => value_file
-                .writer
-                .write(record.value_schema.as_ref(), &record.value)
-                .err(),
+            None => {
+                let (schema, value) = view_data(first_data, record);
+                first.writer.write(schema, value).err()
+            }
         };
         if let Some(e) = refused {
             if is_new {
@@ -325,8 +363,9 @@ impl PartitionWriter {
                 _ => Err(e),
             };
         }
-        for (f, (schema, value)) in others.iter_mut().zip(&views) {
-            f.writer.write(schema.as_ref(), value).map_err(|e| {
+        for (f, d) in others.iter_mut().zip(others_data) {
+            let (schema, value) = view_data(d, record);
+            f.writer.write(schema, value).map_err(|e| {
                 ConnectError::fatal(format!(
                     "the {:?} file {} refused a record it had accepted: {}",
                     f.view,
@@ -382,8 +421,20 @@ impl PartitionWriter {
                 ms,
                 on_partition_change,
             } => {
+                let tombstones = match &s.nulls {
+                    NullValues::Tombstones { partition } => Some(partition.as_str()),
+                    _ => None,
+                };
+                // Moving to or from the tombstone partition is no partition change
+                // (Confluent's `shouldRotateOnPartitionChangeWithTombstoneCheck`).
+                let tombstone_move = tombstones.is_some_and(|t| {
+                    self.current_encoded.is_some()
+                        && (encoded == t || self.current_encoded.as_deref() == Some(t))
+                });
                 ts.zip(self.base_ts).is_some_and(|(t, b)| t - b >= *ms)
-                    || (*on_partition_change && self.current_encoded.as_deref() != Some(encoded))
+                    || (*on_partition_change
+                        && !tombstone_move
+                        && self.current_encoded.as_deref() != Some(encoded))
             }
         };
         let scheduled = self.next_rotation.is_some_and(|at| now >= at);
