@@ -142,6 +142,27 @@ impl Bucket {
     }
 }
 
+/// A HEAD request signed as the S3 client signs (SigV4 with the test credentials), for the
+/// response headers `object_store` does not expose.
+async fn signed_head(url: &str) -> reqwest::Response {
+    use object_store::aws::{AwsAuthorizer, AwsCredential};
+    use object_store::client::{HttpRequest, HttpRequestBody};
+    let mut req = HttpRequest::new(HttpRequestBody::empty());
+    *req.method_mut() = "HEAD".parse().unwrap();
+    *req.uri_mut() = url.parse().unwrap();
+    let credential = AwsCredential {
+        key_id: key(),
+        secret_key: secret(),
+        token: None,
+    };
+    AwsAuthorizer::new(&credential, "s3", "us-east-1").authorize(&mut req, None);
+    let mut head = reqwest::Client::new().head(url);
+    for (name, value) in req.headers() {
+        head = head.header(name.as_str(), value.as_bytes());
+    }
+    head.send().await.unwrap()
+}
+
 async fn create(w: &WorkerProc, name: &str, config: Value) {
     let body = json!({"name": name, "config": config});
     eventually(Duration::from_secs(60), "connector created", || async {
@@ -1055,5 +1076,53 @@ async fn tombstones_are_written_as_their_keys_under_the_tombstone_partition() {
     assert_eq!(
         json_lines(&files[&format!("{tombs}.keys.json")]),
         vec![json!("k1"), json!("k3")]
+    );
+}
+
+/// `s3.ssea.name=AES256` asks S3 to encrypt every object (the server reports it), and
+/// `partitioner.max.open.files=1` ends the open file whenever a record goes to another encoded
+/// partition, as Confluent's sink does.
+#[tokio::test(flavor = "multi_thread")]
+async fn server_side_encryption_and_max_open_files() {
+    let b = bucket().await;
+    let spec = ClusterSpec::new("s3-sse");
+    let w = spec.start_worker().await;
+    let topic = unique("sse");
+    kafka::create_topics(&[&topic], 1).await;
+    let records: Vec<(i32, i64, Value)> = (0..5).map(|i| (0, i, order(0, i, i))).collect();
+    produce(&topic, &records).await;
+    let c = b.config(
+        &b.endpoint,
+        &topic,
+        "sse",
+        json!({"format.class": JSON, "flush.size": "100", "tasks.max": "1",
+               "partitioner.class": format!("{PARTITIONERS}FieldPartitioner"),
+               "partition.field.name": "country", "partitioner.max.open.files": "1",
+               "s3.ssea.name": "AES256"}),
+    );
+    create(&w, &format!("s3-sse-{topic}"), c).await;
+    // Countries alternate fr, de, fr, de, fr: each record ends the file before it; the last
+    // stays open.
+    let mut names: Vec<String> = [("fr", 0), ("de", 1), ("fr", 2), ("de", 3)]
+        .iter()
+        .map(|(c, o)| name(&topic, &format!("country={c}"), 0, *o, ".json"))
+        .collect();
+    names.sort();
+    let files = b.wait_for("sse", &names).await;
+    for (n, bytes) in &files {
+        assert_eq!(json_lines(bytes).len(), 1, "{n}");
+    }
+    let key = format!("sse/{}", names[0])
+        .replace('+', "%2B")
+        .replace('=', "%3D");
+    let head = signed_head(&format!("{}/{}/{key}", b.endpoint, b.name)).await;
+    assert!(head.status().is_success(), "HEAD {key}: {}", head.status());
+    assert_eq!(
+        head.headers()
+            .get("x-amz-server-side-encryption")
+            .and_then(|v| v.to_str().ok()),
+        Some("AES256"),
+        "{:?}",
+        head.headers()
     );
 }

@@ -140,6 +140,7 @@ impl ObjectStoreSinkConfig {
             nulls: NullValues::Write,
             part_size: usize::MAX,
             rotate_on_schema_change: false,
+            max_open_files: None,
         }
     }
 

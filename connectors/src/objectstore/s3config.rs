@@ -15,7 +15,7 @@ use connect_api::converter::DecimalFormat;
 use connect_api::error::{ConnectError, Result};
 use connect_registry::avro::data::AvroDataConfig;
 use object_store::ObjectStore;
-use object_store::aws::AmazonS3Builder;
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 
 use super::format::avro::{AvroCodec, AvroOptions};
 use super::format::lines::{ByteArrayOptions, Compression, JsonOptions};
@@ -53,6 +53,10 @@ pub const PART_SIZE_CONFIG: &str = "s3.part.size";
 pub const AWS_ACCESS_KEY_ID_CONFIG: &str = "aws.access.key.id";
 pub const AWS_SECRET_ACCESS_KEY_CONFIG: &str = "aws.secret.access.key";
 pub const PATH_STYLE_ACCESS_CONFIG: &str = "s3.path.style.access.enabled";
+pub const SSEA_CONFIG: &str = "s3.ssea.name";
+pub const SSE_KMS_KEY_ID_CONFIG: &str = "s3.sse.kms.key.id";
+pub const SSE_CUSTOMER_KEY_CONFIG: &str = "s3.sse.customer.key";
+pub const PARTITIONER_MAX_OPEN_FILES_CONFIG: &str = "partitioner.max.open.files";
 pub const BEHAVIOR_ON_NULL_VALUES_CONFIG: &str = "behavior.on.null.values";
 pub const TOMBSTONE_ENCODED_PARTITION_CONFIG: &str = "tombstone.encoded.partition";
 pub const STORE_KAFKA_KEYS_CONFIG: &str = "store.kafka.keys";
@@ -83,9 +87,6 @@ pub const UNIMPLEMENTED: &[(&str, &[&str])] = &[
     ("s3.object.tagging", &["false"]),
     ("s3.object.tagging.key.value.pairs", &[""]),
     ("s3.object.behavior.on.tagging.error", &["ignore"]),
-    ("s3.ssea.name", &[""]),
-    ("s3.sse.customer.key", &[""]),
-    ("s3.sse.kms.key.id", &[""]),
     ("s3.acl.canned", &[""]),
     ("s3.wan.mode", &["false"]),
     ("s3.send.digest", &["false"]),
@@ -101,7 +102,6 @@ pub const UNIMPLEMENTED: &[(&str, &[&str])] = &[
             "com.amazonaws.auth.DefaultAWSCredentialsProviderChain",
         ],
     ),
-    ("partitioner.max.open.files", &["-1"]),
     ("max.write.duration.ms", &["9223372036854775807"]),
     ("hive.integration", &["false"]),
 ];
@@ -205,6 +205,23 @@ pub fn s3_config_def() -> ConfigDef {
             .default_value(""))
         .define(key(AWS_SECRET_ACCESS_KEY_CONFIG, Password, High, "The secret access key.")
             .default_null())
+        .define(key(SSEA_CONFIG, String, Low, "The S3 Server Side Encryption Algorithm: AES256 (SSE-S3, or SSE-C with s3.sse.customer.key) or aws:kms (SSE-KMS with s3.sse.kms.key.id); empty: none.")
+            .default_value("")
+            .validator(one_of(&["", "AES256", "aws:kms"])))
+        .define(key(SSE_KMS_KEY_ID_CONFIG, String, Low, "The name of the AWS Key Management Service key to be used for server side encryption with aws:kms.")
+            .default_value(""))
+        .define(key(SSE_CUSTOMER_KEY_CONFIG, Password, Low, "The base64-encoded 256-bit key of SSE-C (with s3.ssea.name=AES256).")
+            .default_null())
+        .define(key(PARTITIONER_MAX_OPEN_FILES_CONFIG, Int, Low, "Maximum open files per topic partition: a record for another encoded partition when this many are open ends them all first; -1: no limit.")
+            .default_value(-1)
+            .validator(lambda("-1 or at least 1", |key, v| match v {
+                Some(TypedValue::Int(n)) if *n == 0 || *n < -1 => Err(ConnectError::invalid_value(
+                    key,
+                    n,
+                    "must be -1 (no limit) or at least 1",
+                )),
+                _ => Ok(()),
+            })))
         .define(key(PATH_STYLE_ACCESS_CONFIG, Boolean, Low, "Specifies whether or not to enable path style access to the bucket used by the connector.")
             .default_value(true))
         .define(key(BEHAVIOR_ON_NULL_VALUES_CONFIG, String, Low, "How to handle records with a null value: fail (the task fails), ignore (skipped) or write (to tombstone.encoded.partition, where only their keys and headers are written; needs store.kafka.keys=true).")
@@ -286,6 +303,19 @@ pub struct S3SinkConfig {
     access_key: Option<String>,
     secret_key: Option<String>,
     path_style: bool,
+    encryption: Encryption,
+}
+
+/// `s3.ssea.name` with its key.
+#[derive(Debug, Clone)]
+enum Encryption {
+    None,
+    /// SSE-S3.
+    Aes256,
+    /// SSE-C with this base64 key.
+    Customer(String),
+    /// SSE-KMS with this key id.
+    Kms(String),
 }
 
 /// Checks between keys (a partitioner's own keys, rotation needing a time-based partitioner);
@@ -321,6 +351,34 @@ fn cross_check(p: &ParsedConfig) -> Vec<(&'static str, String, String)> {
             "applies to JsonFormat and ByteArrayFormat files only (Confluent's sink ignores it \
              for Avro and Parquet; use avro.codec or parquet.codec)"
                 .to_owned(),
+        ));
+    }
+    let ssea = p.string(SSEA_CONFIG).unwrap_or("");
+    let kms = p.string(SSE_KMS_KEY_ID_CONFIG).unwrap_or("");
+    let customer = p
+        .password(SSE_CUSTOMER_KEY_CONFIG)
+        .is_some_and(|k| !k.value().is_empty());
+    if ssea == "aws:kms" && kms.is_empty() {
+        out.push((
+            SSE_KMS_KEY_ID_CONFIG,
+            String::new(),
+            "s3.ssea.name=aws:kms needs the KMS key id (Confluent's sink then writes without \
+             encryption)"
+                .to_owned(),
+        ));
+    }
+    if !kms.is_empty() && ssea != "aws:kms" {
+        out.push((
+            SSE_KMS_KEY_ID_CONFIG,
+            kms.to_owned(),
+            "applies with s3.ssea.name=aws:kms only".to_owned(),
+        ));
+    }
+    if customer && ssea != "AES256" {
+        out.push((
+            SSE_CUSTOMER_KEY_CONFIG,
+            "[hidden]".to_owned(),
+            "applies with s3.ssea.name=AES256 only".to_owned(),
         ));
     }
     let nulls = p.string(BEHAVIOR_ON_NULL_VALUES_CONFIG).unwrap_or("fail");
@@ -596,6 +654,9 @@ impl S3SinkConfig {
             nulls,
             part_size,
             rotate_on_schema_change: true,
+            max_open_files: p
+                .int(PARTITIONER_MAX_OPEN_FILES_CONFIG)
+                .and_then(|n| usize::try_from(n).ok()),
         };
         let endpoint = p
             .string(STORE_URL_CONFIG)
@@ -618,6 +679,20 @@ impl S3SinkConfig {
                 .map(|s| s.value().to_owned())
                 .filter(|s| !s.is_empty()),
             path_style: p.boolean(PATH_STYLE_ACCESS_CONFIG).unwrap_or(true),
+            encryption: match p.string(SSEA_CONFIG).unwrap_or("") {
+                "AES256" => match p
+                    .password(SSE_CUSTOMER_KEY_CONFIG)
+                    .map(|k| k.value().to_owned())
+                    .filter(|k| !k.is_empty())
+                {
+                    Some(key) => Encryption::Customer(key),
+                    None => Encryption::Aes256,
+                },
+                "aws:kms" => {
+                    Encryption::Kms(p.string(SSE_KMS_KEY_ID_CONFIG).unwrap_or("").to_owned())
+                }
+                _ => Encryption::None,
+            },
         })
     }
 
@@ -634,6 +709,17 @@ impl S3SinkConfig {
         if let (Some(k), Some(s)) = (&self.access_key, &self.secret_key) {
             b = b.with_access_key_id(k).with_secret_access_key(s);
         }
+        b = match &self.encryption {
+            Encryption::None => b,
+            Encryption::Aes256 => b.with_config(
+                "aws_server_side_encryption"
+                    .parse::<AmazonS3ConfigKey>()
+                    .expect("object_store's key"),
+                "AES256",
+            ),
+            Encryption::Customer(key) => b.with_ssec_encryption(key),
+            Encryption::Kms(key) => b.with_sse_kms_encryption(key),
+        };
         let store = b.build().map_err(|e| {
             ConnectError::invalid_value(S3_BUCKET_CONFIG, &self.bucket, &e.to_string())
         })?;
@@ -664,6 +750,29 @@ mod tests {
             .into_iter()
             .flat_map(|v| v.errors)
             .collect()
+    }
+
+    #[test]
+    fn server_side_encryption_keys() {
+        for (ssea, extra, ok) in [
+            ("AES256", None, true),
+            ("AES256", Some((SSE_CUSTOMER_KEY_CONFIG, "a2V5")), true),
+            ("aws:kms", Some((SSE_KMS_KEY_ID_CONFIG, "k")), true),
+            ("aws:kms", None, false),
+            ("", Some((SSE_KMS_KEY_ID_CONFIG, "k")), false),
+            ("", Some((SSE_CUSTOMER_KEY_CONFIG, "a2V5")), false),
+        ] {
+            let mut kv = vec![(SSEA_CONFIG, ssea)];
+            kv.extend(extra);
+            let parsed = S3SinkConfig::parse(&props(&kv));
+            assert_eq!(parsed.is_ok(), ok, "{kv:?}: {parsed:?}");
+            if let Ok(c) = parsed {
+                c.open().unwrap();
+            }
+        }
+        assert!(errors(&[(PARTITIONER_MAX_OPEN_FILES_CONFIG, "0")]).len() == 1);
+        let c = S3SinkConfig::parse(&props(&[(PARTITIONER_MAX_OPEN_FILES_CONFIG, "2")])).unwrap();
+        assert_eq!(c.settings.max_open_files, Some(2));
     }
 
     #[test]

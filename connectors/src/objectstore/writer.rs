@@ -93,6 +93,9 @@ pub struct Settings {
     /// Confluent's `schema.compatibility=NONE`: a value schema other than the file's first one
     /// (or a schema where there was none, or the reverse) ends the open files.
     pub rotate_on_schema_change: bool,
+    /// `partitioner.max.open.files`: a record for another encoded partition when this many
+    /// files are open ends them all first.
+    pub max_open_files: Option<usize>,
 }
 
 impl Settings {
@@ -443,7 +446,10 @@ impl PartitionWriter {
                 .schemas
                 .get(encoded)
                 .is_some_and(|first| first.as_ref() != record.value_schema.as_ref());
-        on_time || scheduled || schema_changed
+        let too_many = s
+            .max_open_files
+            .is_some_and(|max| !self.files.contains_key(encoded) && self.files.len() >= max);
+        on_time || scheduled || schema_changed || too_many
     }
 
     /// Whether the wall-clock schedule says the open files should end now.
