@@ -2,11 +2,14 @@
 //! uploads (Confluent's `TopicPartitionWriter`, with the same rotation rules).
 //!
 //! ```text
-//!  record ─▶ partitioner ─▶ encoded partition ─▶ open file of that encoded partition
+//!  record ─▶ partitioner ─▶ encoded partition ─▶ open files of that encoded partition
+//!     (the value's, and with store.kafka.keys / store.kafka.headers the key's and headers';
+//!      a tombstone under behavior.on.null.values=write: tombstone.encoded.partition, no value)
 //!     before writing: end every open file if the record's time is rotate.interval.ms past the
 //!       first record's, or (rotate.file.on.partition.change) its encoded partition changed,
 //!       or the wall-clock schedule (rotate.schedule.interval.ms) is due, or its value schema
-//!       differs from the one its file started with (schema.compatibility=NONE)
+//!       differs from the one its file started with (schema.compatibility=NONE), or it
+//!       would open one file more than partitioner.max.open.files
 //!     after writing: end every open file once flush.size records were written since the last
 //!       end; while a file grows, every s3.part.size bytes go out as a multipart-upload part
 //!  ending the files: finish each (last block, footer), complete its multipart upload or PUT
