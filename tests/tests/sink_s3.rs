@@ -571,7 +571,7 @@ async fn an_unimplemented_confluent_key_is_a_validation_error_naming_it() {
         "t",
         "x",
         json!({"format.class": JSON, "flush.size": "3",
-        "s3.compression.type": "gzip", "s3.object.tagging": "false"}),
+        "s3.acl.canned": "private", "s3.object.tagging": "false"}),
     );
     c["name"] = json!("s3-validate");
     let (status, body) = w
@@ -595,7 +595,7 @@ async fn an_unimplemented_confluent_key_is_a_validation_error_naming_it() {
         })
         .collect();
     assert_eq!(errors.len(), 1, "{errors:?}");
-    assert_eq!(errors[0].0, "s3.compression.type");
+    assert_eq!(errors[0].0, "s3.acl.canned");
     assert!(
         errors[0].1[0].as_str().unwrap().contains("not implemented"),
         "{errors:?}"
