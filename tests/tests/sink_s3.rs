@@ -733,6 +733,7 @@ async fn a_cut_s3_connection_during_multipart_uploads_loses_and_duplicates_nothi
         "run",
         json!({"format.class": BYTES, "flush.size": FLUSH.to_string(),
                "s3.part.size": (5 * 1024 * 1024).to_string(), "tasks.max": "1",
+               "retry.backoff.ms": "1000", "s3.part.retries": "2",
                "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"}),
     );
     c.as_object_mut()

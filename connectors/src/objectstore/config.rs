@@ -141,6 +141,7 @@ impl ObjectStoreSinkConfig {
             part_size: usize::MAX,
             rotate_on_schema_change: false,
             max_open_files: None,
+            retry_backoff: None,
         }
     }
 

@@ -53,6 +53,9 @@ pub const PART_SIZE_CONFIG: &str = "s3.part.size";
 pub const AWS_ACCESS_KEY_ID_CONFIG: &str = "aws.access.key.id";
 pub const AWS_SECRET_ACCESS_KEY_CONFIG: &str = "aws.secret.access.key";
 pub const PATH_STYLE_ACCESS_CONFIG: &str = "s3.path.style.access.enabled";
+pub const RETRY_BACKOFF_CONFIG: &str = "retry.backoff.ms";
+pub const PART_RETRIES_CONFIG: &str = "s3.part.retries";
+pub const S3_RETRY_BACKOFF_CONFIG: &str = "s3.retry.backoff.ms";
 pub const SSEA_CONFIG: &str = "s3.ssea.name";
 pub const SSE_KMS_KEY_ID_CONFIG: &str = "s3.sse.kms.key.id";
 pub const SSE_CUSTOMER_KEY_CONFIG: &str = "s3.sse.customer.key";
@@ -271,15 +274,18 @@ pub fn s3_config_def() -> ConfigDef {
         .define(key(SCHEMA_COMPATIBILITY_CONFIG, String, High, "The schema compatibility rule: NONE (a schema change ends the open files).")
             .default_value("NONE")
             .validator(one_of(&["NONE"])))
-        .define(key("retry.backoff.ms", Long, Low, "The retry backoff in milliseconds (the worker's put retries apply).")
-            .default_value(5000i64))
-        .define(key("shutdown.timeout.ms", Long, Medium, "Clean shutdown timeout.")
+        .define(key(RETRY_BACKOFF_CONFIG, Long, Low, "The retry backoff in milliseconds: how long the task waits before a batch whose upload failed is delivered again.")
+            .default_value(5000i64)
+            .validator(at_least(0)))
+        .define(key("shutdown.timeout.ms", Long, Medium, "Clean shutdown timeout (accepted; stopping drops the open files at once, their records are read again by the next owner).")
             .default_value(3000i64))
-        .define(key("s3.part.retries", Int, Medium, "Maximum number of retry attempts for failed requests.")
-            .default_value(3))
-        .define(key("s3.retry.backoff.ms", Long, Low, "How long to wait in milliseconds before attempting the first retry of a failed S3 request.")
-            .default_value(200i64))
-        .define(key("s3.http.send.expect.continue", Boolean, Low, "Enable/disable use of the HTTP/1.1 handshake using EXPECT: 100-CONTINUE.")
+        .define(key(PART_RETRIES_CONFIG, Int, Medium, "Maximum number of retry attempts for failed requests (the S3 client's retries).")
+            .default_value(3)
+            .validator(at_least(0)))
+        .define(key(S3_RETRY_BACKOFF_CONFIG, Long, Low, "How long to wait in milliseconds before attempting the first retry of a failed S3 request (doubling up to 20 s).")
+            .default_value(200i64)
+            .validator(at_least(0)))
+        .define(key("s3.http.send.expect.continue", Boolean, Low, "Enable/disable use of the HTTP/1.1 handshake using EXPECT: 100-CONTINUE (accepted; this S3 client never sends it).")
             .default_value(true))
         .define(key("enable.conditional.writes", Boolean, Low, "Conditional writes during multipart upload (names here are deterministic; the key is accepted).")
             .default_value(true))
@@ -304,6 +310,7 @@ pub struct S3SinkConfig {
     secret_key: Option<String>,
     path_style: bool,
     encryption: Encryption,
+    retry: object_store::RetryConfig,
 }
 
 /// `s3.ssea.name` with its key.
@@ -657,6 +664,10 @@ impl S3SinkConfig {
             max_open_files: p
                 .int(PARTITIONER_MAX_OPEN_FILES_CONFIG)
                 .and_then(|n| usize::try_from(n).ok()),
+            retry_backoff: p
+                .long(RETRY_BACKOFF_CONFIG)
+                .and_then(|v| u64::try_from(v).ok())
+                .map(std::time::Duration::from_millis),
         };
         let endpoint = p
             .string(STORE_URL_CONFIG)
@@ -679,6 +690,22 @@ impl S3SinkConfig {
                 .map(|s| s.value().to_owned())
                 .filter(|s| !s.is_empty()),
             path_style: p.boolean(PATH_STYLE_ACCESS_CONFIG).unwrap_or(true),
+            retry: object_store::RetryConfig {
+                backoff: object_store::BackoffConfig {
+                    init_backoff: std::time::Duration::from_millis(
+                        p.long(S3_RETRY_BACKOFF_CONFIG)
+                            .and_then(|v| u64::try_from(v).ok())
+                            .unwrap_or(200),
+                    ),
+                    max_backoff: std::time::Duration::from_secs(20),
+                    base: 2.0,
+                },
+                max_retries: p
+                    .int(PART_RETRIES_CONFIG)
+                    .and_then(|v| usize::try_from(v).ok())
+                    .unwrap_or(3),
+                ..object_store::RetryConfig::default()
+            },
             encryption: match p.string(SSEA_CONFIG).unwrap_or("") {
                 "AES256" => match p
                     .password(SSE_CUSTOMER_KEY_CONFIG)
@@ -700,6 +727,7 @@ impl S3SinkConfig {
     /// web identity, container and instance metadata).
     pub fn open(&self) -> Result<Arc<dyn ObjectStore>> {
         let mut b = AmazonS3Builder::from_env()
+            .with_retry(self.retry.clone())
             .with_bucket_name(&self.bucket)
             .with_region(&self.region)
             .with_virtual_hosted_style_request(!self.path_style);

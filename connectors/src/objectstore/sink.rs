@@ -247,6 +247,15 @@ impl<F: Flavor> SinkTask for StorageSinkTask<F> {
     async fn put(&mut self, records: Vec<SinkRecord>) -> Result<()> {
         let result = self.put_records(records).await;
         self.request_rewinds();
+        if let Err(e) = &result
+            && e.is_retriable()
+            && let (Some(ctx), Some(wait)) = (
+                &self.ctx,
+                self.settings.as_ref().and_then(|s| s.retry_backoff),
+            )
+        {
+            ctx.set_timeout(wait);
+        }
         result
     }
 

@@ -99,6 +99,9 @@ pub struct Settings {
     /// `partitioner.max.open.files`: a record for another encoded partition when this many
     /// files are open ends them all first.
     pub max_open_files: Option<usize>,
+    /// `retry.backoff.ms`: how long the runtime waits before redelivering a batch whose
+    /// upload failed (Java's `context.timeout`); `None`: the runtime's own backoff.
+    pub retry_backoff: Option<std::time::Duration>,
 }
 
 impl Settings {
