@@ -275,7 +275,7 @@ impl PartitionWriter {
             NullValues::Tombstones { partition } if record.value.is_null() => Some(partition),
             _ => None,
         };
-        let (ts, encoded) = loop {
+        let encoded = loop {
             // A tombstone's time is the record's (Confluent's `TombstoneTimestampExtractor`).
             let extractor = match (tombstone, s.partitioner.extractor()) {
                 (Some(_), Some(_)) => Some(&TimestampExtractor::Record),
@@ -288,6 +288,11 @@ impl PartitionWriter {
                 },
                 None => None,
             };
+            // As Confluent's writer: the first record handled after files end sets the base
+            // time, even if it then cannot be written.
+            if self.base_ts.is_none() {
+                self.base_ts = ts;
+            }
             let encoded = match tombstone {
                 Some(partition) => partition.clone(),
                 None => match s.partitioner.encode(record, now) {
@@ -299,7 +304,7 @@ impl PartitionWriter {
                 self.end_files(store, tp, committed).await?;
                 continue;
             }
-            break (ts, encoded);
+            break encoded;
         };
         // The files of the record: its value's (none for a tombstone), key's and headers'. The
         // views other than the value are made first (a null key, no headers are the record's
@@ -391,9 +396,6 @@ impl PartitionWriter {
                 Rotation::Window(ms) => Some(record.timestamp.unwrap_or(0).div_euclid(ms)),
                 _ => None,
             };
-        }
-        if self.base_ts.is_none() {
-            self.base_ts = ts;
         }
         self.record_count += 1;
         self.last_written = Some(record.kafka_offset);
