@@ -509,6 +509,119 @@ mod tests {
         }
     }
 
+    /// Under Confluent's keys with a FieldPartitioner, each end of files uploads several files;
+    /// PUTs failing among them (the runner redelivering the batch) still leave each record in
+    /// exactly one file, files holding consecutive records of one country, none lost.
+    #[tokio::test]
+    async fn failed_puts_among_several_files_lose_and_repeat_nothing() {
+        use connect_api::data::{Schema, SchemaBuilder, Struct};
+        let store = Arc::new(FailingPuts {
+            inner: InMemory::new(),
+            fail: vec![2, 5, 6, 11],
+            puts: AtomicUsize::new(0),
+        });
+        let props = ConfigMap::from([
+            ("s3.bucket.name".to_owned(), "b".to_owned()),
+            (
+                "format.class".to_owned(),
+                super::super::format::JSON_FORMAT.to_owned(),
+            ),
+            ("flush.size".to_owned(), "30".to_owned()),
+            ("topics.dir".to_owned(), "".to_owned()),
+            (
+                "partitioner.class".to_owned(),
+                super::super::partitioner::FIELD_PARTITIONER.to_owned(),
+            ),
+            ("partition.field.name".to_owned(), "c".to_owned()),
+        ]);
+        let mut t = S3SinkTask {
+            settings: Some(S3SinkConfig::parse(&props).unwrap().settings),
+            store: Some(store.clone()),
+            ..Default::default()
+        };
+        let schema = SchemaBuilder::struct_()
+            .field("c", Schema::string())
+            .field("n", Schema::int64())
+            .build();
+        let records: Vec<SinkRecord> = (0..300i64)
+            .map(|o| {
+                let v = Struct::new(schema.clone())
+                    .with("c", ["a", "b", "c"][(o % 3) as usize])
+                    .unwrap()
+                    .with("n", o)
+                    .unwrap();
+                SinkRecord::new(
+                    "t",
+                    0,
+                    o,
+                    None,
+                    Value::Null,
+                    Some(schema.clone()),
+                    Value::Struct(v),
+                )
+            })
+            .collect();
+        let mut failures = 0;
+        for batch in records.chunks(7) {
+            while let Err(e) = t.put(batch.to_vec()).await {
+                assert!(e.is_retriable(), "{e}");
+                failures += 1;
+            }
+        }
+        assert_eq!(failures, 4);
+        let metas: Vec<ObjectMeta> = store.inner.list(None).map(|m| m.unwrap()).collect().await;
+        let mut seen = Vec::new();
+        for m in &metas {
+            let body = store
+                .inner
+                .get(&m.location)
+                .await
+                .unwrap()
+                .bytes()
+                .await
+                .unwrap();
+            let ns: Vec<i64> = std::str::from_utf8(&body)
+                .unwrap()
+                .lines()
+                .map(|l| {
+                    serde_json::from_str::<serde_json::Value>(l).unwrap()["n"]
+                        .as_i64()
+                        .unwrap()
+                })
+                .collect();
+            let country = ["a", "b", "c"][(ns[0] % 3) as usize];
+            assert!(
+                m.location.as_ref().contains(&format!("c={country}/")),
+                "{}",
+                m.location
+            );
+            assert!(
+                ns.iter().all(|n| n % 3 == ns[0] % 3),
+                "{}: {ns:?}",
+                m.location
+            );
+            let first: i64 = m
+                .location
+                .as_ref()
+                .rsplit('+')
+                .next()
+                .unwrap()
+                .trim_end_matches(".json")
+                .parse()
+                .unwrap();
+            assert_eq!(first, ns[0], "{}", m.location);
+            seen.extend(ns);
+        }
+        seen.sort();
+        assert_eq!(seen, (0..300).collect::<Vec<_>>());
+        assert_eq!(metas.len(), 30, "10 ends of 3 files each");
+        let committed = t
+            .pre_commit(SinkOffsets::from([(TopicPartition::new("t", 0), 300)]))
+            .await
+            .unwrap();
+        assert_eq!(committed.get(&TopicPartition::new("t", 0)), Some(&300));
+    }
+
     #[test]
     fn names_sort_by_offset() {
         let config = ObjectStoreSinkConfig::parse(&ConfigMap::from([(
