@@ -80,6 +80,14 @@ pub const SCHEMA_CACHE_SIZE_CONFIG: &str = "schemas.cache.config";
 pub const SCHEMA_COMPATIBILITY_CONFIG: &str = "schema.compatibility";
 
 pub const S3_STORAGE_CLASS: &str = "io.confluent.connect.s3.storage.S3Storage";
+/// `timestamp.extractor` may name the extractors by class, as Confluent's
+/// `newTimestampExtractor` accepts.
+const WALLCLOCK_EXTRACTOR_CLASS: &str =
+    "io.confluent.connect.storage.partitioner.TimeBasedPartitioner$WallclockTimestampExtractor";
+const RECORD_EXTRACTOR_CLASS: &str =
+    "io.confluent.connect.storage.partitioner.TimeBasedPartitioner$RecordTimestampExtractor";
+const RECORD_FIELD_EXTRACTOR_CLASS: &str =
+    "io.confluent.connect.storage.partitioner.TimeBasedPartitioner$RecordFieldTimestampExtractor";
 const PART_SIZE_MIN: i64 = 5 * 1024 * 1024;
 const PART_SIZE_MAX: i64 = i32::MAX as i64;
 
@@ -190,7 +198,14 @@ pub fn s3_config_def() -> ConfigDef {
             .default_value(""))
         .define(key(TIMESTAMP_EXTRACTOR_CONFIG, String, Medium, "Where TimeBasedPartitioner takes a record's time: Wallclock, Record or RecordField.")
             .default_value("Wallclock")
-            .validator(one_of(&["Wallclock", "Record", "RecordField"])))
+            .validator(one_of(&[
+                "Wallclock",
+                "Record",
+                "RecordField",
+                WALLCLOCK_EXTRACTOR_CLASS,
+                RECORD_EXTRACTOR_CLASS,
+                RECORD_FIELD_EXTRACTOR_CLASS,
+            ])))
         .define(key(TIMESTAMP_FIELD_CONFIG, String, Medium, "The record field to be used as timestamp by the RecordField timestamp extractor.")
             .default_value("timestamp"))
         .define(key(FILENAME_OFFSET_ZERO_PAD_WIDTH_CONFIG, Int, Low, "Width to zero-pad offsets in store's filenames if offsets are too short in order to provide fixed-width filenames that can be ordered by simple lexicographic sorting.")
@@ -490,8 +505,8 @@ fn partitioner(p: &ParsedConfig) -> std::result::Result<Partitioner, KeyError> {
     }
     let zone = Zone::parse(&tz).map_err(|e| (TIMEZONE_CONFIG, tz.clone(), e))?;
     let extractor = match p.string(TIMESTAMP_EXTRACTOR_CONFIG).unwrap_or("Wallclock") {
-        "Record" => TimestampExtractor::Record,
-        "RecordField" => TimestampExtractor::RecordField(
+        "Record" | RECORD_EXTRACTOR_CLASS => TimestampExtractor::Record,
+        "RecordField" | RECORD_FIELD_EXTRACTOR_CLASS => TimestampExtractor::RecordField(
             p.string(TIMESTAMP_FIELD_CONFIG)
                 .unwrap_or("timestamp")
                 .to_owned(),
@@ -872,8 +887,13 @@ mod tests {
             (PARTITIONER_CLASS_CONFIG, DAILY_PARTITIONER),
             (LOCALE_CONFIG, "en-US"),
             (TIMEZONE_CONFIG, "UTC"),
-            (TIMESTAMP_EXTRACTOR_CONFIG, "Record"),
+            (TIMESTAMP_EXTRACTOR_CONFIG, RECORD_EXTRACTOR_CLASS),
         ];
+        let c = S3SinkConfig::parse(&props(&ok)).unwrap();
+        assert_eq!(
+            c.settings.partitioner.extractor(),
+            Some(&TimestampExtractor::Record)
+        );
         assert!(errors(&ok).is_empty(), "{:?}", errors(&ok));
         let e = errors(&[(ROTATE_INTERVAL_MS_CONFIG, "1000")]);
         assert!(e.iter().any(|m| m.contains("rotate.interval.ms")), "{e:?}");
