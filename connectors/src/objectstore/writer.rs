@@ -513,7 +513,8 @@ impl PartitionWriter {
                 None => self.pending.push((f.name, tail)),
             }
         }
-        for (name, mut up, tail) in multipart {
+        let mut multipart = multipart.into_iter();
+        while let Some((name, mut up, tail)) = multipart.next() {
             let done = async {
                 if !tail.is_empty() {
                     up.put_part(PutPayload::from(tail)).await?;
@@ -521,6 +522,11 @@ impl PartitionWriter {
                 up.complete().await
             };
             if let Err(e) = done.await {
+                // The uploads not completed yet are lost with this one: abort them too.
+                let _ = up.abort().await;
+                for (_, mut rest, _) in multipart {
+                    let _ = rest.abort().await;
+                }
                 self.lose(tp).await;
                 return Err(ConnectError::retriable(format!(
                     "failed to complete the multipart upload of {name}"
