@@ -435,7 +435,8 @@ async fn each_format_reads_back_with_independent_readers() {
     }
 }
 
-/// Field, Daily, Hourly and TimeBased (RecordField extractor, rotate.interval.ms) partitioners
+/// Field, Daily, Hourly and TimeBased (RecordField extractor, rotate.interval.ms) partitioners,
+/// and the schema name prefix (`s3.schema.partition.affix.type`),
 /// on twelve records 20 minutes apart from 2024-02-29T23:00Z, countries alternating fr/de:
 /// the object names Confluent's sink gives them, worked out by hand from its rules (all open
 /// files of a partition end together when flush.size records were written since the last end;
@@ -476,6 +477,15 @@ async fn partitioners_name_objects_as_confluent_does() {
                 ("country=de", 5),
                 ("country=fr", 8),
                 ("country=de", 9),
+            ],
+        ),
+        (
+            "schema",
+            json!({"s3.schema.partition.affix.type": "PREFIX", "flush.size": "4"}),
+            vec![
+                ("schema_name=com.example.Order/partition=0", 0),
+                ("schema_name=com.example.Order/partition=0", 4),
+                ("schema_name=com.example.Order/partition=0", 8),
             ],
         ),
         (

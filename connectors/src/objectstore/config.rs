@@ -123,6 +123,7 @@ impl ObjectStoreSinkConfig {
         Settings {
             topics_dir: prefix.parts().map(|p| p.as_ref().to_owned()).collect(),
             partitioner: Partitioner::Default,
+            schema_affix: None,
             format: Format::Json(JsonOptions {
                 extension: ".jsonl".to_owned(),
                 decimal_format: DecimalFormat::Base64,

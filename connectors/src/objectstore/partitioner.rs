@@ -231,6 +231,24 @@ impl Partitioner {
     }
 }
 
+/// `s3.schema.partition.affix.type`: the value schema's name around the encoded partition
+/// (Confluent's `SchemaPartitioner`; a record without a schema or name gives `null`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaAffix {
+    Prefix,
+    Suffix,
+}
+
+impl SchemaAffix {
+    pub fn apply(self, encoded: &str, schema: Option<&Schema>) -> String {
+        let name = schema.and_then(Schema::name).unwrap_or("null");
+        match self {
+            Self::Prefix => format!("schema_name={name}/{encoded}"),
+            Self::Suffix => format!("{encoded}/schema_name={name}"),
+        }
+    }
+}
+
 fn schema_type_name(t: SchemaType) -> &'static str {
     t.json_name()
 }
@@ -327,6 +345,19 @@ mod tests {
             extractor: TimestampExtractor::Record,
         };
         assert_eq!(la.encode(&r, 0).unwrap(), "year=2024/month=02/day=29/00");
+    }
+
+    #[test]
+    fn schema_affixes() {
+        let named = SchemaBuilder::struct_().name("com.example.Order").build();
+        assert_eq!(
+            SchemaAffix::Prefix.apply("partition=0", Some(&named)),
+            "schema_name=com.example.Order/partition=0"
+        );
+        assert_eq!(
+            SchemaAffix::Suffix.apply("partition=0", None),
+            "partition=0/schema_name=null"
+        );
     }
 
     #[test]

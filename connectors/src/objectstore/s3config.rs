@@ -24,7 +24,7 @@ use super::format::{AVRO_FORMAT, BYTEARRAY_FORMAT, Format, JSON_FORMAT, PARQUET_
 use super::joda::{JodaFormat, Zone};
 use super::partitioner::{
     DAILY_PARTITIONER, DEFAULT_PARTITIONER, FIELD_PARTITIONER, HOURLY_PARTITIONER, Partitioner,
-    TIME_BASED_PARTITIONER, TimestampExtractor,
+    SchemaAffix, TIME_BASED_PARTITIONER, TimestampExtractor,
 };
 use super::writer::{NullValues, Rotation, Settings};
 
@@ -60,6 +60,7 @@ pub const SSEA_CONFIG: &str = "s3.ssea.name";
 pub const SSE_KMS_KEY_ID_CONFIG: &str = "s3.sse.kms.key.id";
 pub const SSE_CUSTOMER_KEY_CONFIG: &str = "s3.sse.customer.key";
 pub const PARTITIONER_MAX_OPEN_FILES_CONFIG: &str = "partitioner.max.open.files";
+pub const SCHEMA_PARTITION_AFFIX_TYPE_CONFIG: &str = "s3.schema.partition.affix.type";
 pub const BEHAVIOR_ON_NULL_VALUES_CONFIG: &str = "behavior.on.null.values";
 pub const TOMBSTONE_ENCODED_PARTITION_CONFIG: &str = "tombstone.encoded.partition";
 pub const STORE_KAFKA_KEYS_CONFIG: &str = "store.kafka.keys";
@@ -105,7 +106,6 @@ pub const UNIMPLEMENTED: &[(&str, &[&str])] = &[
     ("s3.proxy.user", &[""]),
     ("s3.proxy.password", &[""]),
     ("s3.elastic.buffer.enable", &["false"]),
-    ("s3.schema.partition.affix.type", &["NONE"]),
     (
         "s3.credentials.provider.class",
         &[
@@ -230,6 +230,9 @@ pub fn s3_config_def() -> ConfigDef {
             .default_value(""))
         .define(key(SSE_CUSTOMER_KEY_CONFIG, Password, Low, "The base64-encoded 256-bit key of SSE-C (with s3.ssea.name=AES256).")
             .default_null())
+        .define(key(SCHEMA_PARTITION_AFFIX_TYPE_CONFIG, String, Low, "Append the record schema name to prefix or suffix in the s3 path after the topic name: NONE, PREFIX or SUFFIX (schema_name=<name>).")
+            .default_value("NONE")
+            .validator(one_of(&["NONE", "PREFIX", "SUFFIX"])))
         .define(key(PARTITIONER_MAX_OPEN_FILES_CONFIG, Int, Low, "Maximum open files per topic partition: a record for another encoded partition when this many are open ends them all first; -1: no limit.")
             .default_value(-1)
             .validator(lambda("-1 or at least 1", |key, v| match v {
@@ -644,6 +647,11 @@ impl S3SinkConfig {
             _ => NullValues::Fail,
         };
         let settings = Settings {
+            schema_affix: match p.string(SCHEMA_PARTITION_AFFIX_TYPE_CONFIG) {
+                Some("PREFIX") => Some(SchemaAffix::Prefix),
+                Some("SUFFIX") => Some(SchemaAffix::Suffix),
+                _ => None,
+            },
             topics_dir: topics_dir
                 .split('/')
                 .filter(|s| !s.is_empty())

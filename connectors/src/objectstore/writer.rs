@@ -43,7 +43,7 @@ use object_store::{MultipartUpload, ObjectStore, ObjectStoreExt, PutPayload};
 
 use super::format::{Format, RecordWriter};
 use super::joda::Zone;
-use super::partitioner::{Partitioner, TimestampExtractor};
+use super::partitioner::{Partitioner, SchemaAffix, TimestampExtractor};
 use super::views::View;
 
 /// What the task does with a record whose value is null (`behavior.on.null.values`).
@@ -80,6 +80,8 @@ pub struct Settings {
     /// `topics.dir` (or the store URL's prefix) as path segments.
     pub topics_dir: Vec<String>,
     pub partitioner: Partitioner,
+    /// `s3.schema.partition.affix.type`.
+    pub schema_affix: Option<SchemaAffix>,
     pub format: Format,
     /// `store.kafka.keys` with `keys.format.class`, `store.kafka.headers` with
     /// `headers.format.class`: files of their own beside each value file.
@@ -296,7 +298,10 @@ impl PartitionWriter {
             let encoded = match tombstone {
                 Some(partition) => partition.clone(),
                 None => match s.partitioner.encode(record, now) {
-                    Ok(e) => e,
+                    Ok(e) => match s.schema_affix {
+                        Some(affix) => affix.apply(&e, record.value_schema.as_ref()),
+                        None => e,
+                    },
                     Err(e) => return Ok(Outcome::Errant(e)),
                 },
             };
