@@ -49,6 +49,9 @@ rest_client_venvs() {
   # The independent Avro client of tests/tests/registry.rs (the test makes it too if missing).
   local avro="$root/.local/fastavro-venv"
   [ -x "$avro/bin/python" ] || { python3 -m venv "$avro" && "$avro/bin/pip" install -q --disable-pip-version-check 'fastavro>=1.9'; }
+  # The independent Parquet and Avro readers of tests/tests/sink_s3.rs (idem).
+  local readers="$root/.local/s3-readers-venv"
+  "$readers/bin/python" -c 'import pyarrow, fastavro, cramjam' 2>/dev/null || { { [ -x "$readers/bin/python" ] || python3 -m venv "$readers"; } && "$readers/bin/pip" install -q --disable-pip-version-check 'pyarrow>=15' 'fastavro>=1.9' cramjam; }
 }
 
 # The services start in the background while the tests build; each writes its last line

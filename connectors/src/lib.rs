@@ -5,7 +5,9 @@
 //! - [`file`]: `FileStreamSource` / `FileStreamSink`, offset-compatible with Kafka's.
 //! - [`jdbc`]: Postgres table source, upsert sink, offsets-with-data sink.
 //! - [`cdc`]: Postgres change data capture (logical replication, Debezium's record format).
-//! - [`objectstore`]: files per topic-partition with deterministic names (local, S3).
+//! - [`objectstore`]: files per topic-partition with deterministic names (local, S3), also as
+//!   Confluent's S3 sink (`io.confluent.connect.s3.S3SinkConnector`: JSON, ByteArray, Avro,
+//!   Parquet; its partitioners and object names).
 //! - [`testing`]: in-memory offset reader, recording transaction context and friends, to drive
 //!   connectors through the traits without Kafka.
 //!
@@ -84,6 +86,14 @@ pub fn builtin_plugins() -> PluginRegistry {
             version: VERSION,
             task_class: objectstore::SINK_TASK_CLASS,
             task_aliases: &[],
+        })
+        .register_sink::<objectstore::S3SinkConnector>(PluginDesc {
+            class: objectstore::S3_SINK_CONNECTOR_CLASS,
+            // Connect's aliases: the simple class name, and without `Connector`.
+            aliases: &["S3SinkConnector", "S3Sink"],
+            version: VERSION,
+            task_class: objectstore::S3_SINK_TASK_CLASS,
+            task_aliases: &[],
         });
     registry
 }
@@ -97,7 +107,7 @@ mod tests {
     fn registry_resolves_java_names_and_aliases() {
         let r = builtin_plugins();
         let plugins = r.connector_plugins();
-        assert_eq!(plugins.len(), 7);
+        assert_eq!(plugins.len(), 8);
         let json = serde_json::to_value(&plugins[0]).unwrap();
         assert!(
             json.get("class").is_some()
@@ -119,6 +129,16 @@ mod tests {
             r.create_connector("FileStreamSink"),
             Ok(ConnectorInstance::Sink(_))
         ));
+        for name in [
+            "io.confluent.connect.s3.S3SinkConnector",
+            "S3SinkConnector",
+            "S3Sink",
+        ] {
+            assert!(
+                matches!(r.create_connector(name), Ok(ConnectorInstance::Sink(_))),
+                "{name}"
+            );
+        }
         assert!(matches!(
             r.create_connector("FileStreamSource"),
             Ok(ConnectorInstance::Source(_))

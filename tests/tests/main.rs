@@ -35,6 +35,7 @@ mod self_healing;
 mod shutdown;
 mod sink_object_store;
 mod sink_postgres;
+mod sink_s3;
 mod source_postgres;
 mod source_postgres_cdc;
 mod standalone;

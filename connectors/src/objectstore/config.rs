@@ -5,9 +5,15 @@ use std::sync::Arc;
 
 use connect_api::config::validators::at_least;
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance};
+use connect_api::converter::DecimalFormat;
 use connect_api::error::{ConnectError, Result};
 use object_store::ObjectStore;
 use object_store::path::Path;
+
+use super::format::Format;
+use super::format::lines::{Compression, JsonOptions};
+use super::partitioner::Partitioner;
+use super::writer::{NullValues, Rotation, Settings};
 
 pub const STORE_URL_CONFIG: &str = "store.url";
 pub const FLUSH_SIZE_CONFIG: &str = "flush.size";
@@ -109,6 +115,35 @@ impl ObjectStoreSinkConfig {
             rotate_interval_ms: p.long(ROTATE_INTERVAL_CONFIG).filter(|v| *v > 0),
             options,
         })
+    }
+
+    /// How this sink's own keys write: JSON lines under `<prefix>/<topic>/partition=<p>/`,
+    /// offsets zero-padded to 20, null values as `null` lines, whole files in one PUT.
+    pub fn settings(&self, prefix: &Path) -> Settings {
+        Settings {
+            topics_dir: prefix.parts().map(|p| p.as_ref().to_owned()).collect(),
+            partitioner: Partitioner::Default,
+            schema_affix: None,
+            format: Format::Json(JsonOptions {
+                extension: ".jsonl".to_owned(),
+                decimal_format: DecimalFormat::Base64,
+                compression: Compression::None,
+            }),
+            keys: None,
+            headers: None,
+            flush_size: self.flush_size.get(),
+            rotation: self
+                .rotate_interval_ms
+                .map_or(Rotation::None, Rotation::Window),
+            schedule: None,
+            zero_pad: 20,
+            file_delim: "+".to_owned(),
+            nulls: NullValues::Write,
+            part_size: usize::MAX,
+            rotate_on_schema_change: false,
+            max_open_files: None,
+            retry_backoff: None,
+        }
     }
 
     /// The store and the prefix inside it.

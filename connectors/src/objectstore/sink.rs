@@ -1,40 +1,119 @@
-//! The object-store sink task: buffers per partition, uploads at deterministic boundaries.
+//! The object-store sink's connector and task, for both sets of keys: this sink's own
+//! ([`Own`]: `store.url`, `format=jsonl`) and Confluent's S3 sink's ([`Confluent`]). The work
+//! per topic-partition is in [`super::writer`].
 
 use std::collections::BTreeMap;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use connect_api::config::{ConfigDef, ConfigMap};
+use connect_api::config::{ConfigDef, ConfigMap, ConfigValue};
 use connect_api::connector::{
     ConnectorContext, SinkConnector, SinkOffsets, SinkTask, SinkTaskContext,
 };
-use connect_api::converter::JsonConverter;
-use connect_api::error::{ConnectError, Result};
+use connect_api::error::Result;
 use connect_api::record::{SinkRecord, TopicPartition};
-use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::ObjectStore;
 
 use super::config::{ObjectStoreSinkConfig, sink_config_def};
+use super::s3config::{S3SinkConfig, s3_config_def};
+use super::writer::{Outcome, PartitionWriter, Settings};
 
-#[derive(Debug, Default)]
-pub struct ObjectStoreSinkConnector {
-    config: ConfigMap,
+/// Which keys a connector takes.
+pub trait Flavor: Send + Sync + 'static {
+    fn config_def() -> ConfigDef;
+    fn validate(props: &ConfigMap) -> Vec<ConfigValue> {
+        Self::config_def().validate(props)
+    }
+    /// Parses the keys (no I/O).
+    fn check(props: &ConfigMap) -> Result<()>;
+    /// The settings and the store they write to.
+    fn load(props: &ConfigMap) -> Result<(Settings, Arc<dyn ObjectStore>)>;
 }
 
+/// This sink's own keys (`connect_connectors::objectstore::ObjectStoreSinkConnector`).
+#[derive(Debug, Default)]
+pub struct Own;
+
+/// Confluent's S3 sink keys (`io.confluent.connect.s3.S3SinkConnector`).
+#[derive(Debug, Default)]
+pub struct Confluent;
+
+impl Flavor for Own {
+    fn config_def() -> ConfigDef {
+        sink_config_def()
+    }
+    fn check(props: &ConfigMap) -> Result<()> {
+        ObjectStoreSinkConfig::parse(props).map(|_| ())
+    }
+    fn load(props: &ConfigMap) -> Result<(Settings, Arc<dyn ObjectStore>)> {
+        let config = ObjectStoreSinkConfig::parse(props)?;
+        let (store, prefix) = config.open()?;
+        Ok((config.settings(&prefix), store))
+    }
+}
+
+impl Flavor for Confluent {
+    fn config_def() -> ConfigDef {
+        s3_config_def()
+    }
+    fn validate(props: &ConfigMap) -> Vec<ConfigValue> {
+        super::s3config::validate(props)
+    }
+    fn check(props: &ConfigMap) -> Result<()> {
+        S3SinkConfig::parse(props).map(|_| ())
+    }
+    fn load(props: &ConfigMap) -> Result<(Settings, Arc<dyn ObjectStore>)> {
+        let config = S3SinkConfig::parse(props)?;
+        let store = config.open()?;
+        Ok((config.settings, store))
+    }
+}
+
+pub struct StorageSinkConnector<F> {
+    config: ConfigMap,
+    flavor: PhantomData<fn() -> F>,
+}
+
+impl<F> Default for StorageSinkConnector<F> {
+    fn default() -> Self {
+        Self {
+            config: ConfigMap::new(),
+            flavor: PhantomData,
+        }
+    }
+}
+
+impl<F> std::fmt::Debug for StorageSinkConnector<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StorageSinkConnector")
+            .finish_non_exhaustive()
+    }
+}
+
+pub type ObjectStoreSinkConnector = StorageSinkConnector<Own>;
+pub type ObjectStoreSinkTask = StorageSinkTask<Own>;
+pub type S3SinkConnector = StorageSinkConnector<Confluent>;
+pub type S3SinkTask = StorageSinkTask<Confluent>;
+
 #[async_trait]
-impl SinkConnector for ObjectStoreSinkConnector {
-    type Task = ObjectStoreSinkTask;
+impl<F: Flavor> SinkConnector for StorageSinkConnector<F> {
+    type Task = StorageSinkTask<F>;
 
     fn version(&self) -> String {
         crate::VERSION.to_owned()
     }
 
     fn config_def(&self) -> ConfigDef {
-        sink_config_def()
+        F::config_def()
+    }
+
+    fn validate(&self, config: &ConfigMap) -> Vec<ConfigValue> {
+        F::validate(config)
     }
 
     async fn start(&mut self, _ctx: ConnectorContext, config: ConfigMap) -> Result<()> {
-        ObjectStoreSinkConfig::parse(&config)?;
+        F::check(&config)?;
         self.config = config;
         Ok(())
     }
@@ -56,108 +135,66 @@ impl SinkConnector for ObjectStoreSinkConnector {
     }
 }
 
-/// `<prefix>/<topic>/partition=<p>/<topic>+<p>+<first offset, zero-padded to 20>.jsonl`.
-pub fn object_name(prefix: &Path, topic: &str, partition: i32, first_offset: i64) -> Path {
-    let mut parts: Vec<String> = prefix.parts().map(|p| p.as_ref().to_owned()).collect();
-    parts.push(topic.to_owned());
-    parts.push(format!("partition={partition}"));
-    parts.push(format!("{topic}+{partition}+{first_offset:020}.jsonl"));
-    Path::from_iter(parts)
-}
-
-#[derive(Default)]
-struct Buffer {
-    first_offset: i64,
-    last_offset: i64,
-    /// Window of the first record (timestamp / rotate.interval.ms).
-    window: Option<i64>,
-    count: usize,
-    bytes: Vec<u8>,
-}
-
-#[derive(Default)]
-pub struct ObjectStoreSinkTask {
+pub struct StorageSinkTask<F> {
     ctx: Option<SinkTaskContext>,
-    config: Option<ObjectStoreSinkConfig>,
+    settings: Option<Settings>,
     store: Option<Arc<dyn ObjectStore>>,
-    prefix: Path,
-    buffers: BTreeMap<TopicPartition, Buffer>,
-    /// Next offset after the last fully uploaded file, per partition.
+    writers: BTreeMap<TopicPartition, PartitionWriter>,
+    /// Next offset after the last fully uploaded files, per partition.
     committed: BTreeMap<TopicPartition, i64>,
-    json: Option<JsonConverter>,
+    flavor: PhantomData<fn() -> F>,
 }
 
-impl ObjectStoreSinkTask {
-    /// Uploads the partition's buffer as one file. The buffer stays until the `PUT` succeeded:
-    /// a failed upload is retried with the same records (same name, same content) when the
-    /// runner redelivers the batch, so no record buffered by an earlier `put` is lost.
-    async fn upload(&mut self, tp: &TopicPartition) -> Result<()> {
-        let Some(buf) = self.buffers.get(tp) else {
-            return Ok(());
-        };
-        if buf.count == 0 {
-            self.buffers.remove(tp);
-            return Ok(());
+impl<F> Default for StorageSinkTask<F> {
+    fn default() -> Self {
+        Self {
+            ctx: None,
+            settings: None,
+            store: None,
+            writers: BTreeMap::new(),
+            committed: BTreeMap::new(),
+            flavor: PhantomData,
         }
-        let store = self.store.as_ref().expect("started");
-        let name = object_name(&self.prefix, &tp.topic, tp.partition, buf.first_offset);
-        let (count, size, last_offset) = (buf.count, buf.bytes.len(), buf.last_offset);
-        store
-            .put(&name, PutPayload::from(buf.bytes.clone()))
-            .await
-            .map_err(|e| {
-                ConnectError::retriable(format!("failed to upload {name}")).with_source(e)
-            })?;
-        tracing::debug!(object = %name, records = count, size, "uploaded");
-        self.buffers.remove(tp);
-        self.committed.insert(tp.clone(), last_offset + 1);
-        Ok(())
-    }
-
-    fn line(&self, record: &SinkRecord) -> Result<Vec<u8>> {
-        let json = self
-            .json
-            .as_ref()
-            .expect("started")
-            .to_json_value(record.value_schema.as_ref(), &record.value)?;
-        let mut line = serde_json::to_vec(&json)
-            .map_err(|e| ConnectError::data(format!("failed to encode a record as JSON: {e}")))?;
-        line.push(b'\n');
-        Ok(line)
     }
 }
 
-#[async_trait]
-impl SinkTask for ObjectStoreSinkTask {
-    fn version(&self) -> String {
-        crate::VERSION.to_owned()
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+impl<F> StorageSinkTask<F> {
+    /// Asks the runtime for the rewinds lost multipart uploads need.
+    fn request_rewinds(&mut self) {
+        let mut rewinds = Vec::new();
+        for (tp, w) in &mut self.writers {
+            if let Some(o) = w.take_rewind() {
+                rewinds.push((tp.clone(), o));
+            }
+        }
+        if !rewinds.is_empty()
+            && let Some(ctx) = &self.ctx
+        {
+            ctx.reset_offsets(&rewinds);
+        }
     }
 
-    async fn start(&mut self, ctx: SinkTaskContext, config: ConfigMap) -> Result<()> {
-        let config = ObjectStoreSinkConfig::parse(&config)?;
-        let (store, prefix) = config.open()?;
-        self.store = Some(store);
-        self.prefix = prefix;
-        self.config = Some(config);
-        self.ctx = Some(ctx);
-        self.json = Some(JsonConverter::new(false));
-        Ok(())
-    }
-
-    async fn put(&mut self, records: Vec<SinkRecord>) -> Result<()> {
-        // A retriable error redelivers this batch: start from what was uploaded so the
-        // buffers never hold a record twice.
-        let flush_size = self.config.as_ref().expect("started").flush_size.get();
-        let rotate = self.config.as_ref().expect("started").rotate_interval_ms;
+    async fn put_records(&mut self, records: Vec<SinkRecord>) -> Result<()> {
+        let settings = self.settings.as_ref().expect("started");
+        let store = self.store.as_ref().expect("started");
+        // Files ended by an earlier call whose upload failed go first: their records come
+        // before any record of this batch.
+        for (tp, w) in &mut self.writers {
+            let mut c = self.committed.get(tp).copied();
+            w.flush_pending(store, &mut c).await?;
+            if let Some(c) = c {
+                self.committed.insert(tp.clone(), c);
+            }
+        }
+        let now = now_ms();
         for record in records {
             let tp = record.topic_partition();
-            if let Some(buf) = self.buffers.get(&tp)
-                && buf.count > 0
-                && record.kafka_offset <= buf.last_offset
-            {
-                // Redelivered after a retriable failure: already buffered.
-                continue;
-            }
             if self
                 .committed
                 .get(&tp)
@@ -165,42 +202,81 @@ impl SinkTask for ObjectStoreSinkTask {
             {
                 continue;
             }
-            let line = match self.line(&record) {
-                Ok(l) => l,
-                Err(e) => {
+            let w = self.writers.entry(tp.clone()).or_default();
+            if w.already_handled(record.kafka_offset) {
+                continue;
+            }
+            let mut c = self.committed.get(&tp).copied();
+            let outcome = w.write(settings, store, &tp, &record, now, &mut c).await;
+            if let Some(c) = c {
+                self.committed.insert(tp.clone(), c);
+            }
+            match outcome? {
+                Outcome::Written | Outcome::Skipped => {}
+                Outcome::Errant(e) => {
                     match self.ctx.as_ref().and_then(|c| c.errant_record_reporter()) {
                         Some(r) => r.report(&record, &e).await?,
                         None => return Err(e),
                     }
-                    continue;
                 }
-            };
-            let window = rotate.map(|ms| record.timestamp.unwrap_or(0).div_euclid(ms));
-            // A full buffer is one whose upload failed: upload it before adding to it, so
-            // files keep their deterministic boundaries.
-            if let Some(buf) = self.buffers.get(&tp)
-                && buf.count > 0
-                && (buf.count >= flush_size || (window.is_some() && buf.window != window))
-            {
-                self.upload(&tp).await?;
             }
-            let buf = self.buffers.entry(tp.clone()).or_default();
-            if buf.count == 0 {
-                buf.first_offset = record.kafka_offset;
-                buf.window = window;
-            }
-            buf.last_offset = record.kafka_offset;
-            buf.count += 1;
-            buf.bytes.extend_from_slice(&line);
-            if buf.count >= flush_size {
-                self.upload(&tp).await?;
-            }
+            self.writers
+                .get_mut(&tp)
+                .expect("inserted above")
+                .mark_handled(record.kafka_offset);
         }
         Ok(())
     }
+}
+
+#[async_trait]
+impl<F: Flavor> SinkTask for StorageSinkTask<F> {
+    fn version(&self) -> String {
+        crate::VERSION.to_owned()
+    }
+
+    async fn start(&mut self, ctx: SinkTaskContext, config: ConfigMap) -> Result<()> {
+        let (settings, store) = F::load(&config)?;
+        self.settings = Some(settings);
+        self.store = Some(store);
+        self.ctx = Some(ctx);
+        Ok(())
+    }
+
+    /// A retriable error redelivers this batch; each partition's writer skips what it handled.
+    async fn put(&mut self, records: Vec<SinkRecord>) -> Result<()> {
+        let result = self.put_records(records).await;
+        self.request_rewinds();
+        if let Err(e) = &result
+            && e.is_retriable()
+            && let (Some(ctx), Some(wait)) = (
+                &self.ctx,
+                self.settings.as_ref().and_then(|s| s.retry_backoff),
+            )
+        {
+            ctx.set_timeout(wait);
+        }
+        result
+    }
 
     /// Only offsets of fully uploaded files; partitions with nothing uploaded are left out.
+    /// Files due by `rotate.schedule.interval.ms` end here when no record came to end them.
     async fn pre_commit(&mut self, offsets: SinkOffsets) -> Result<SinkOffsets> {
+        let now = now_ms();
+        if let Some(store) = self.store.clone() {
+            for (tp, w) in &mut self.writers {
+                if w.schedule_due(now) {
+                    let mut c = self.committed.get(tp).copied();
+                    if let Err(e) = w.end_files(&store, tp, &mut c).await {
+                        tracing::warn!(partition = ?tp, error = %e, "scheduled rotation failed; the next put retries");
+                    }
+                    if let Some(c) = c {
+                        self.committed.insert(tp.clone(), c);
+                    }
+                }
+            }
+            self.request_rewinds();
+        }
         Ok(offsets
             .into_keys()
             .filter_map(|tp| self.committed.get(&tp).map(|o| (tp, *o)))
@@ -209,21 +285,27 @@ impl SinkTask for ObjectStoreSinkTask {
 
     async fn open(&mut self, partitions: &[TopicPartition]) -> Result<()> {
         for tp in partitions {
-            self.buffers.remove(tp);
+            if let Some(w) = self.writers.remove(tp) {
+                w.abort().await;
+            }
         }
         Ok(())
     }
 
     async fn close(&mut self, partitions: &[TopicPartition]) -> Result<()> {
         for tp in partitions {
-            self.buffers.remove(tp);
+            if let Some(w) = self.writers.remove(tp) {
+                w.abort().await;
+            }
             self.committed.remove(tp);
         }
         Ok(())
     }
 
     async fn stop(&mut self) -> Result<()> {
-        self.buffers.clear();
+        for (_, w) in std::mem::take(&mut self.writers) {
+            w.abort().await;
+        }
         Ok(())
     }
 }
@@ -237,9 +319,10 @@ mod tests {
     use futures::StreamExt;
     use futures::stream::BoxStream;
     use object_store::memory::InMemory;
+    use object_store::path::Path;
     use object_store::{
         CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta,
-        PutMultipartOptions, PutOptions, PutResult,
+        ObjectStoreExt, PutMultipartOptions, PutOptions, PutPayload, PutResult,
     };
 
     /// An in-memory store whose `put` fails (without storing) on the listed calls (1-based).
@@ -321,9 +404,12 @@ mod tests {
             ("flush.size".to_owned(), flush_size.to_string()),
         ]);
         ObjectStoreSinkTask {
-            config: Some(ObjectStoreSinkConfig::parse(&config).unwrap()),
+            settings: Some(
+                ObjectStoreSinkConfig::parse(&config)
+                    .unwrap()
+                    .settings(&Path::default()),
+            ),
             store: Some(store),
-            json: Some(JsonConverter::new(false)),
             ..Default::default()
         }
     }
@@ -423,8 +509,133 @@ mod tests {
         }
     }
 
+    /// Under Confluent's keys with a FieldPartitioner, each end of files uploads several files;
+    /// PUTs failing among them (the runner redelivering the batch) still leave each record in
+    /// exactly one file, files holding consecutive records of one country, none lost.
+    #[tokio::test]
+    async fn failed_puts_among_several_files_lose_and_repeat_nothing() {
+        use connect_api::data::{Schema, SchemaBuilder, Struct};
+        let store = Arc::new(FailingPuts {
+            inner: InMemory::new(),
+            fail: vec![2, 5, 6, 11],
+            puts: AtomicUsize::new(0),
+        });
+        let props = ConfigMap::from([
+            ("s3.bucket.name".to_owned(), "b".to_owned()),
+            (
+                "format.class".to_owned(),
+                super::super::format::JSON_FORMAT.to_owned(),
+            ),
+            ("flush.size".to_owned(), "30".to_owned()),
+            ("topics.dir".to_owned(), "".to_owned()),
+            (
+                "partitioner.class".to_owned(),
+                super::super::partitioner::FIELD_PARTITIONER.to_owned(),
+            ),
+            ("partition.field.name".to_owned(), "c".to_owned()),
+        ]);
+        let mut t = S3SinkTask {
+            settings: Some(S3SinkConfig::parse(&props).unwrap().settings),
+            store: Some(store.clone()),
+            ..Default::default()
+        };
+        let schema = SchemaBuilder::struct_()
+            .field("c", Schema::string())
+            .field("n", Schema::int64())
+            .build();
+        let records: Vec<SinkRecord> = (0..300i64)
+            .map(|o| {
+                let v = Struct::new(schema.clone())
+                    .with("c", ["a", "b", "c"][(o % 3) as usize])
+                    .unwrap()
+                    .with("n", o)
+                    .unwrap();
+                SinkRecord::new(
+                    "t",
+                    0,
+                    o,
+                    None,
+                    Value::Null,
+                    Some(schema.clone()),
+                    Value::Struct(v),
+                )
+            })
+            .collect();
+        let mut failures = 0;
+        for batch in records.chunks(7) {
+            while let Err(e) = t.put(batch.to_vec()).await {
+                assert!(e.is_retriable(), "{e}");
+                failures += 1;
+            }
+        }
+        assert_eq!(failures, 4);
+        let metas: Vec<ObjectMeta> = store.inner.list(None).map(|m| m.unwrap()).collect().await;
+        let mut seen = Vec::new();
+        for m in &metas {
+            let body = store
+                .inner
+                .get(&m.location)
+                .await
+                .unwrap()
+                .bytes()
+                .await
+                .unwrap();
+            let ns: Vec<i64> = std::str::from_utf8(&body)
+                .unwrap()
+                .lines()
+                .map(|l| {
+                    serde_json::from_str::<serde_json::Value>(l).unwrap()["n"]
+                        .as_i64()
+                        .unwrap()
+                })
+                .collect();
+            let country = ["a", "b", "c"][(ns[0] % 3) as usize];
+            assert!(
+                m.location.as_ref().contains(&format!("c={country}/")),
+                "{}",
+                m.location
+            );
+            assert!(
+                ns.iter().all(|n| n % 3 == ns[0] % 3),
+                "{}: {ns:?}",
+                m.location
+            );
+            let first: i64 = m
+                .location
+                .as_ref()
+                .rsplit('+')
+                .next()
+                .unwrap()
+                .trim_end_matches(".json")
+                .parse()
+                .unwrap();
+            assert_eq!(first, ns[0], "{}", m.location);
+            seen.extend(ns);
+        }
+        seen.sort();
+        assert_eq!(seen, (0..300).collect::<Vec<_>>());
+        assert_eq!(metas.len(), 30, "10 ends of 3 files each");
+        let committed = t
+            .pre_commit(SinkOffsets::from([(TopicPartition::new("t", 0), 300)]))
+            .await
+            .unwrap();
+        assert_eq!(committed.get(&TopicPartition::new("t", 0)), Some(&300));
+    }
+
     #[test]
     fn names_sort_by_offset() {
+        let config = ObjectStoreSinkConfig::parse(&ConfigMap::from([(
+            "store.url".to_owned(),
+            "memory:///".to_owned(),
+        )]))
+        .unwrap();
+        let object_name = |prefix: &Path, topic: &str, p: i32, offset: i64| {
+            config.settings(prefix).object_name(
+                &TopicPartition::new(topic, p),
+                &format!("partition={p}"),
+                offset,
+            )
+        };
         let n = object_name(&Path::from("pre/fix"), "orders", 3, 1000);
         assert_eq!(
             n.as_ref(),

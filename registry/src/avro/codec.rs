@@ -322,13 +322,13 @@ impl<'a> Reader<'a> {
         Reader { bytes }
     }
 
-    fn byte(&mut self) -> Result<u8> {
+    pub fn byte(&mut self) -> Result<u8> {
         let (b, rest) = self.bytes.split_first().ok_or_else(eof)?;
         self.bytes = rest;
         Ok(*b)
     }
 
-    fn long(&mut self) -> Result<i64> {
+    pub fn long(&mut self) -> Result<i64> {
         let mut z: u64 = 0;
         let mut shift = 0;
         loop {
@@ -345,12 +345,12 @@ impl<'a> Reader<'a> {
         Ok(((z >> 1) as i64) ^ -((z & 1) as i64))
     }
 
-    fn int(&mut self) -> Result<i32> {
+    pub fn int(&mut self) -> Result<i32> {
         let v = self.long()?;
         i32::try_from(v).map_err(|_| data_err(format!("Avro int out of range: {v}")))
     }
 
-    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         if self.bytes.len() < n {
             return Err(eof());
         }
@@ -367,18 +367,18 @@ impl<'a> Reader<'a> {
             .ok_or_else(|| data_err(format!("Invalid Avro length {n}")))
     }
 
-    fn bytes(&mut self) -> Result<&'a [u8]> {
+    pub fn bytes(&mut self) -> Result<&'a [u8]> {
         let n = self.len()?;
         self.take(n)
     }
 
-    fn string(&mut self) -> Result<String> {
+    pub fn string(&mut self) -> Result<String> {
         let b = self.bytes()?;
         String::from_utf8(b.to_vec()).map_err(|_| data_err("Avro string is not valid UTF-8"))
     }
 
     /// Block counts of an array or map: a negative count is followed by the block's size.
-    fn block(&mut self) -> Result<usize> {
+    pub fn block(&mut self) -> Result<usize> {
         let n = self.long()?;
         if n < 0 {
             let _size = self.long()?;

@@ -13,13 +13,20 @@
 //! - `files`: `ObjectStoreSinkConnector` on the local filesystem; MB/s of JSON lines written
 //!   (1 MB = 10^6 bytes) until every file of `flush.size` records exists.
 //! - `s3`: the same on `S3_ENDPOINT` (skipped, and said so, when it is not set).
+//! - `s3-json`, `s3-bytes`, `s3-avro`, `s3-parquet`: `io.confluent.connect.s3.S3SinkConnector`
+//!   on `S3_ENDPOINT` with `JsonFormat`, `ByteArrayFormat`, `AvroFormat` (`avro.codec=snappy`)
+//!   and `ParquetFormat` (`parquet.codec=snappy`): the same records (a struct of `n` and a
+//!   `--value-bytes` string, through `JsonConverter` with schemas; raw bytes for ByteArray);
+//!   records/s, MB/s of the records as JSON lines (to compare with `s3`), MB/s of objects
+//!   written, and the worker's CPU seconds per million records and peak RSS.
 //!
 //! Run (the worker binary is the debug build unless CONNECT_WORKER_BIN points at another):
 //!
 //! ```sh
 //! cargo build --release -p connect-worker && CONNECT_WORKER_BIN=target/release/connect-worker \
 //!   cargo run --release -p connect-tests --bin sink_bench -- [--rows N] [--object-records N] \
-//!   [--value-bytes B] [--flush-size N] [--tasks N] [--only upsert,offsets,files,s3]
+//!   [--value-bytes B] [--flush-size N] [--tasks N]
+//!   [--only upsert,offsets,files,s3,s3-json,s3-bytes,s3-avro,s3-parquet]
 //! ```
 //!
 //! Each flag also reads `SINK_BENCH_<FLAG>` (e.g. `SINK_BENCH_ROWS=100000`).
@@ -312,6 +319,17 @@ impl Dest {
         }
     }
 
+    /// Every object (any extension) and their bytes.
+    async fn objects_and_bytes(&self) -> (usize, u64) {
+        match self {
+            Dest::Local(_) => self.files_and_bytes().await,
+            Dest::S3 { store, prefix } => {
+                let list = list_objects(store, prefix).await;
+                (list.len(), list.iter().map(|m| m.size).sum())
+            }
+        }
+    }
+
     async fn files_and_bytes(&self) -> (usize, u64) {
         match self {
             Dest::Local(dir) => {
@@ -375,6 +393,122 @@ async fn object_store_run(label: &str, args: &Args, store_url: String, extra: Va
         rate.per_second / record_bytes,
         total_bytes / 1e6,
         rate.total.as_secs_f64()
+    );
+}
+
+/// A fresh bucket on `S3_ENDPOINT` and a client on it; `None` (said so) when it is not set.
+async fn s3_bucket(label: &str) -> Option<(String, String, String, String, Arc<dyn ObjectStore>)> {
+    let Ok(endpoint) = std::env::var("S3_ENDPOINT") else {
+        println!("{label:<30} skipped: S3_ENDPOINT is not set (deploy/s3.sh up)");
+        return None;
+    };
+    let endpoint = endpoint.trim_end_matches('/').to_owned();
+    let key = std::env::var("AWS_ACCESS_KEY_ID").unwrap_or_else(|_| "test".to_owned());
+    let secret = std::env::var("AWS_SECRET_ACCESS_KEY").unwrap_or_else(|_| "test".to_owned());
+    let bucket = unique("sink-bench");
+    let res = reqwest::Client::new()
+        .put(format!("{endpoint}/{bucket}"))
+        .send()
+        .await
+        .expect("S3 server answers");
+    assert!(res.status().is_success(), "create bucket: {}", res.status());
+    let store: Arc<dyn ObjectStore> = Arc::new(
+        AmazonS3Builder::new()
+            .with_endpoint(&endpoint)
+            .with_bucket_name(&bucket)
+            .with_access_key_id(&key)
+            .with_secret_access_key(&secret)
+            .with_region("us-east-1")
+            .with_allow_http(true)
+            .build()
+            .expect("S3 client"),
+    );
+    Some((endpoint, key, secret, bucket, store))
+}
+
+/// `S3SinkConnector` with `format` (`json`, `bytes`, `avro`, `parquet`) on `S3_ENDPOINT`.
+async fn confluent_run(format: &str, args: &Args) {
+    let label = format!("S3SinkConnector {format}");
+    let Some((endpoint, key, secret, bucket, store)) = s3_bucket(&label).await else {
+        return;
+    };
+    let per_file = args.flush_size;
+    let n = (args.object_records / (args.tasks * per_file)).max(1) * args.tasks * per_file;
+    let files_expected = n / per_file;
+    let topic = unique("sink-bench-s3");
+    kafka::create_topics(&[&topic], args.tasks as i32).await;
+    let (tasks, filler) = (args.tasks, "x".repeat(args.value_bytes));
+    let schema = json!({"type": "struct", "name": "bench.Row", "optional": false, "fields": [
+        {"field": "n", "type": "int64", "optional": false},
+        {"field": "s", "type": "string", "optional": false}]});
+    let bytes = format == "bytes";
+    let json_line_bytes: f64 = {
+        let t = topic.clone();
+        let fill = filler.clone();
+        tokio::task::spawn_blocking(move || {
+            fill_topic(&t, tasks, n, |i| {
+                let row = json!({"n": i, "s": fill});
+                let v = if bytes {
+                    row.to_string()
+                } else {
+                    json!({"schema": schema, "payload": row}).to_string()
+                };
+                (i.to_string(), v)
+            })
+        })
+        .await
+        .unwrap();
+        // The same records as this sink's JSON lines (`s3`), to compare the rates.
+        (0..n)
+            .step_by((n / 1000).max(1))
+            .map(|i| json!({"n": i, "s": filler}).to_string().len() + 1)
+            .sum::<usize>() as f64
+            / n.div_ceil((n / 1000).max(1)) as f64
+    };
+    let class = match format {
+        "json" => "io.confluent.connect.s3.format.json.JsonFormat",
+        "bytes" => "io.confluent.connect.s3.format.bytearray.ByteArrayFormat",
+        "avro" => "io.confluent.connect.s3.format.avro.AvroFormat",
+        _ => "io.confluent.connect.s3.format.parquet.ParquetFormat",
+    };
+    let mut config = json!({
+        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+        "tasks.max": args.tasks.to_string(), "topics": topic,
+        "s3.bucket.name": bucket, "s3.region": "us-east-1", "store.url": endpoint,
+        "aws.access.key.id": key, "aws.secret.access.key": secret, "topics.dir": "bench",
+        "format.class": class, "flush.size": per_file.to_string(),
+        "avro.codec": "snappy", "parquet.codec": "snappy",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "true",
+    });
+    if bytes {
+        config["value.converter"] = json!("org.apache.kafka.connect.converters.ByteArrayConverter");
+    }
+    let dest = Dest::S3 {
+        store,
+        prefix: object_store::path::Path::from("bench"),
+    };
+    let (w, t0) = start(args.tasks, config).await;
+    let pid = w.pid().unwrap_or(0);
+    let cpu0 = connect_tests::bench::cpu_seconds(pid);
+    let rate = measure(t0, &format!("{files_expected} objects"), || async {
+        let (files, bytes) = dest.objects_and_bytes().await;
+        (bytes as f64, files == files_expected)
+    })
+    .await;
+    let cpu = connect_tests::bench::cpu_seconds(pid) - cpu0;
+    let rss_mib = connect_tests::bench::peak_rss_kib(pid) as f64 / 1024.0;
+    drop(w);
+    delete_topic(&topic).await;
+    dest.clear().await;
+    let secs = rate.total.as_secs_f64().max(1e-3);
+    let records_per_s = n as f64 / secs;
+    println!(
+        "{label:<30} {n:>9} records {records_per_s:>10.0} records/s  {:>7.1} MB/s as JSON lines  {:>7.1} MB/s written ({:.1} MB in {files_expected} objects)  {:.2} CPU s per M records  peak RSS {rss_mib:.0} MiB",
+        records_per_s * json_line_bytes / 1e6,
+        rate.amount / secs / 1e6,
+        rate.amount / 1e6,
+        cpu / (n as f64 / 1e6),
     );
 }
 
@@ -460,5 +594,10 @@ async fn main() {
     }
     if args.runs("s3") {
         s3_run(&args).await;
+    }
+    for format in ["json", "bytes", "avro", "parquet"] {
+        if args.runs(&format!("s3-{format}")) {
+            confluent_run(format, &args).await;
+        }
     }
 }
