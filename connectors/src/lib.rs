@@ -4,6 +4,7 @@
 //!   (compatible with Kafka's `VerifiableSourceConnector`).
 //! - [`file`]: `FileStreamSource` / `FileStreamSink`, offset-compatible with Kafka's.
 //! - [`jdbc`]: Postgres table source, upsert sink, offsets-with-data sink.
+//! - [`mirror`]: MirrorMaker 2 (`MirrorSourceConnector`), Apache's keys, topics and formats.
 //! - [`objectstore`]: files per topic-partition with deterministic names (local, S3).
 //! - [`testing`]: in-memory offset reader, recording transaction context and friends, to drive
 //!   connectors through the traits without Kafka.
@@ -12,6 +13,7 @@
 
 pub mod file;
 pub mod jdbc;
+pub mod mirror;
 pub mod objectstore;
 pub mod testing;
 pub mod verifiable;
@@ -69,6 +71,13 @@ pub fn builtin_plugins() -> PluginRegistry {
             task_class: jdbc::OFFSETS_SINK_TASK_CLASS,
             task_aliases: &[],
         })
+        .register_source::<mirror::MirrorSourceConnector>(PluginDesc {
+            class: mirror::SOURCE_CONNECTOR_CLASS,
+            aliases: &[],
+            version: VERSION,
+            task_class: mirror::SOURCE_TASK_CLASS,
+            task_aliases: &[],
+        })
         .register_sink::<objectstore::ObjectStoreSinkConnector>(PluginDesc {
             class: objectstore::SINK_CONNECTOR_CLASS,
             aliases: &[],
@@ -88,7 +97,7 @@ mod tests {
     fn registry_resolves_java_names_and_aliases() {
         let r = builtin_plugins();
         let plugins = r.connector_plugins();
-        assert_eq!(plugins.len(), 7);
+        assert_eq!(plugins.len(), 8);
         let json = serde_json::to_value(&plugins[0]).unwrap();
         assert!(
             json.get("class").is_some()

@@ -1,0 +1,21 @@
+//! MirrorMaker 2 on this worker: Apache's `connect-mirror` connectors under Apache's class
+//! names, keys, defaults, topic names, record formats and offsets.
+//!
+//! - [`config`]: the keys and the Kafka client configs built from them.
+//! - [`policy`]: remote topic naming (`DefaultReplicationPolicy`, `IdentityReplicationPolicy`).
+//! - [`formats`]: offset-sync, checkpoint and heartbeat records, byte for byte.
+//! - [`admin`]: listing and creating topics on either cluster.
+//! - [`offset_syncs`]: which offset syncs a source task writes, and the writer.
+//! - [`source`]: `MirrorSourceConnector` and its task.
+
+pub mod admin;
+pub mod config;
+pub mod formats;
+pub mod offset_syncs;
+pub mod policy;
+pub mod source;
+
+pub use source::{MirrorSourceConnector, MirrorSourceTask};
+
+pub const SOURCE_CONNECTOR_CLASS: &str = "org.apache.kafka.connect.mirror.MirrorSourceConnector";
+pub const SOURCE_TASK_CLASS: &str = "org.apache.kafka.connect.mirror.MirrorSourceTask";
