@@ -186,6 +186,10 @@ fn is_cluster_key(key: &str) -> bool {
         || key.starts_with("sasl.")
 }
 
+fn is_own_key(key: &str) -> bool {
+    matches!(key, ADMIN_TIMEOUT_MS | CONSUMER_POLL_TIMEOUT_MS)
+}
+
 /// Which cluster a client talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cluster {
@@ -235,9 +239,12 @@ pub fn client_keys(
             let Some(rest) = k.strip_prefix(prefix.as_str()) else {
                 break;
             };
+            // MirrorMaker's own keys under a client prefix (`admin.timeout.ms`,
+            // `consumer.poll.timeout.ms`) are not client keys (Apache hands them to the Java
+            // client, which ignores them).
             if rest.is_empty()
                 || (i == 0 && rest == "alias")
-                || (i == 1 && rest.starts_with("override."))
+                || (i == 1 && (rest.starts_with("override.") || is_own_key(k)))
             {
                 continue;
             }
@@ -673,6 +680,7 @@ mod tests {
             ("source.cluster.alias", "a"),
             ("consumer.fetch.min.bytes", "1"),
             ("consumer.override.fetch.min.bytes", "9"),
+            ("consumer.poll.timeout.ms", "9"),
             ("source.consumer.fetch.min.bytes", "2"),
             ("target.cluster.bootstrap.servers", "t:9092"),
         ]);

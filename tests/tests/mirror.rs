@@ -1,0 +1,465 @@
+//! MirrorMaker 2 on this worker (`MirrorSourceConnector`) between two real clusters: the
+//! one-node `deploy/kafka.sh up --tv1` cluster (127.0.0.1:39592) as the source, the test cluster
+//! (the workers' own) as the target.
+//!
+//! - numbered records written to the source in transactions, some aborted, while the workers
+//!   replicating them are SIGKILLed and one is frozen with SIGSTOP (a zombie): the target, read
+//!   `read_committed`, has every committed number exactly once, in order per partition, with
+//!   its key, headers and timestamp, and nothing of the aborted transactions; every offset sync
+//!   written (Apache's format) pairs a source record with its copy;
+//! - validation: equal or missing aliases, an unknown replication policy and exactly-once
+//!   without a `read_committed` source consumer are errors naming their key;
+//! - an unreachable source cluster fails the connector with the reason.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use connect_tests::kafka::{self, Isolation, Record};
+use connect_tests::unique;
+use connect_tests::worker::{ClusterSpec, create_connector, eventually, free_port, running_tasks};
+use serde_json::{Value, json};
+
+const MIRROR_SOURCE: &str = "org.apache.kafka.connect.mirror.MirrorSourceConnector";
+const BYTES: &str = "org.apache.kafka.connect.converters.ByteArrayConverter";
+
+/// Starts (or finds running) the source cluster: `deploy/kafka.sh up --tv1`, as the
+/// transactions-v1 test of `exactly_once` does; its bootstrap servers.
+fn source_cluster() -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned();
+    let out = std::process::Command::new(root.join("deploy/kafka.sh"))
+        .args(["up", "--tv1"])
+        .output()
+        .expect("deploy/kafka.sh");
+    assert!(
+        out.status.success(),
+        "kafka.sh up --tv1: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .trim_start_matches("KAFKA_BOOTSTRAP_SERVERS=")
+        .to_owned()
+}
+
+fn mirror_config(source: &str, alias: &str, topic: &str, tasks: usize) -> Value {
+    json!({
+        "connector.class": MIRROR_SOURCE,
+        "tasks.max": tasks.to_string(),
+        "source.cluster.alias": alias,
+        "target.cluster.alias": "target",
+        "source.cluster.bootstrap.servers": source,
+        "target.cluster.bootstrap.servers": kafka::bootstrap_servers(),
+        "topics": topic,
+        "replication.factor": "1",
+        "offset-syncs.topic.replication.factor": "1",
+        "key.converter": BYTES,
+        "value.converter": BYTES,
+        "header.converter": BYTES,
+        "exactly.once.support": "required",
+        "source.consumer.isolation.level": "read_committed",
+        "transaction.boundary": "interval",
+        "transaction.boundary.interval.ms": "300",
+    })
+}
+
+/// Writes the `numbers` (key = value = the number, header `n`, timestamp `base + n`)
+/// to partition `n % partitions` of `topic` in transactions of `per_txn`; every seventh
+/// transaction is first written with `aborted-<n>` values and aborted. Paced to about
+/// `rate` records a second.
+fn produce_numbered(
+    bootstrap: &str,
+    topic: &str,
+    partitions: i32,
+    numbers: std::ops::Range<i64>,
+    base_ts: i64,
+    rate: i64,
+) {
+    use rdkafka::message::{Header, OwnedHeaders};
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+    let per_txn = 250i64;
+    let p: BaseProducer = kafka::client_config_at(bootstrap)
+        .set("transactional.id", unique("mm2-numbers"))
+        .set("linger.ms", "5")
+        .create()
+        .expect("producer");
+    p.init_transactions(Duration::from_secs(30)).expect("init");
+    let started = std::time::Instant::now();
+    let send = |i: i64, value: &str| {
+        let key = i.to_string();
+        let headers = OwnedHeaders::new().insert(Header {
+            key: "n",
+            value: Some(key.as_bytes()),
+        });
+        let record = BaseRecord::to(topic)
+            .partition((i % i64::from(partitions)) as i32)
+            .key(&key)
+            .payload(value)
+            .headers(headers)
+            .timestamp(base_ts + i);
+        let mut record = record;
+        loop {
+            match p.send(record) {
+                Ok(()) => break,
+                Err((_, r)) => {
+                    p.poll(Duration::from_millis(10));
+                    record = r;
+                }
+            }
+        }
+    };
+    let (from, n) = (numbers.start, numbers.end);
+    let mut i = from;
+    while i < n {
+        let end = (i + per_txn).min(n);
+        if (i / per_txn) % 7 == 3 {
+            p.begin_transaction().expect("begin");
+            for j in i..end {
+                send(j, &format!("aborted-{j}"));
+            }
+            p.flush(Duration::from_secs(30)).expect("flush");
+            p.abort_transaction(Duration::from_secs(30)).expect("abort");
+        }
+        p.begin_transaction().expect("begin");
+        for j in i..end {
+            send(j, &j.to_string());
+        }
+        p.commit_transaction(Duration::from_secs(30))
+            .expect("commit");
+        i = end;
+        let due = Duration::from_secs_f64((i - from) as f64 / rate as f64);
+        if let Some(wait) = due.checked_sub(started.elapsed()) {
+            std::thread::sleep(wait);
+        }
+    }
+}
+
+fn read(bootstrap: &str, topic: &str, isolation: Isolation) -> Vec<Record> {
+    kafka::read_all_at(bootstrap, &[topic], isolation, Duration::from_secs(120))
+}
+
+/// Offset syncs as Apache writes them: key `{topic: STRING, partition: INT32}`, value
+/// `{upstreamOffset: INT64, offset: INT64}`.
+fn decode_sync(key: &[u8], value: &[u8]) -> Option<(String, i32, i64, i64)> {
+    let len = usize::try_from(i16::from_be_bytes(key.get(..2)?.try_into().ok()?)).ok()?;
+    let topic = String::from_utf8(key.get(2..2 + len)?.to_vec()).ok()?;
+    let partition = i32::from_be_bytes(key.get(2 + len..6 + len)?.try_into().ok()?);
+    let upstream = i64::from_be_bytes(value.get(..8)?.try_into().ok()?);
+    let downstream = i64::from_be_bytes(value.get(8..16)?.try_into().ok()?);
+    Some((topic, partition, upstream, downstream))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mirrored_records_are_exact_across_kills_and_a_zombie_and_aborted_ones_stay_behind() {
+    let source = source_cluster();
+    let spec = ClusterSpec::new("mm2-eos").set("exactly.once.source.support", "enabled");
+    let mut w1 = spec.start_worker().await;
+    let w2 = spec.start_worker().await;
+    let topic = unique("mm2-numbers");
+    let alias = unique("src").replace('-', "_");
+    let remote = format!("{alias}.{topic}");
+    let (partitions, n) = (3i32, 24_000i64);
+    kafka::create_topics_at(&source, &[&topic], partitions, 1).await;
+    let base_ts = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+        - 3_600_000;
+    // A first part before the connector, the rest while it runs and its workers die.
+    let (s, t) = (source.clone(), topic.clone());
+    tokio::task::spawn_blocking(move || {
+        produce_numbered(&s, &t, partitions, 0..3000, base_ts, 100_000)
+    })
+    .await
+    .unwrap();
+
+    create_connector(&w1, "mm2-eos", mirror_config(&source, &alias, &topic, 3)).await;
+    eventually(Duration::from_secs(90), "3 mirror tasks running", || {
+        running_tasks(&w1, "mm2-eos", 3)
+    })
+    .await;
+    let (s, t) = (source.clone(), topic.clone());
+    let producer =
+        std::thread::spawn(move || produce_numbered(&s, &t, partitions, 3000..n, base_ts, 1500));
+
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    println!("SIGKILL worker {}", w1.worker_id());
+    w1.kill9();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    w1.restart().await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    // A zombie: frozen with transactions open, its tasks move to the other worker.
+    w2.pause();
+    let zombie = w2.worker_id();
+    eventually(
+        Duration::from_secs(60),
+        "the frozen worker's tasks elsewhere",
+        || async {
+            running_tasks(&w1, "mm2-eos", 3)
+                .await
+                .filter(|o| o.values().all(|w| *w != zombie))
+        },
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    w2.resume();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    println!("SIGKILL worker {} again", w1.worker_id());
+    w1.kill9();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    w1.restart().await;
+    tokio::task::spawn_blocking(move || producer.join().unwrap())
+        .await
+        .unwrap();
+
+    let (tb, r) = (kafka::bootstrap_servers(), remote.clone());
+    let copied = eventually(
+        Duration::from_secs(120),
+        "every number on the target",
+        || {
+            let (tb, r) = (tb.clone(), r.clone());
+            async move {
+                let records =
+                    tokio::task::spawn_blocking(move || read(&tb, &r, Isolation::ReadCommitted))
+                        .await
+                        .unwrap();
+                (records.len() as i64 >= n).then_some(records)
+            }
+        },
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (tb, r) = (kafka::bootstrap_servers(), remote.clone());
+    let copied = {
+        let again = tokio::task::spawn_blocking(move || read(&tb, &r, Isolation::ReadCommitted))
+            .await
+            .unwrap();
+        if again.len() > copied.len() {
+            again
+        } else {
+            copied
+        }
+    };
+
+    // Exactly once, in order per partition, everything of the record kept.
+    let mut counts: BTreeMap<i64, usize> = BTreeMap::new();
+    let mut last: BTreeMap<i32, i64> = BTreeMap::new();
+    for r in &copied {
+        let v = r.value.as_deref().unwrap_or_default();
+        assert!(
+            !v.starts_with("aborted"),
+            "an aborted source record was copied: {r:?}"
+        );
+        let i: i64 = v.parse().expect("numbered value");
+        *counts.entry(i).or_default() += 1;
+        assert_eq!(
+            r.partition,
+            (i % i64::from(partitions)) as i32,
+            "partition kept: {r:?}"
+        );
+        if let Some(prev) = last.insert(r.partition, i) {
+            assert!(
+                prev < i,
+                "partition {} out of order: {prev} then {i}",
+                r.partition
+            );
+        }
+        assert_eq!(r.key.as_deref(), Some(v), "key kept");
+        assert_eq!(
+            r.headers,
+            vec![("n".to_owned(), v.to_owned())],
+            "headers kept"
+        );
+        assert_eq!(r.timestamp, Some(base_ts + i), "timestamp kept");
+    }
+    let dups: Vec<_> = counts.iter().filter(|(_, c)| **c > 1).take(10).collect();
+    assert!(dups.is_empty(), "duplicates under read_committed: {dups:?}");
+    let missing: Vec<i64> = (0..n)
+        .filter(|i| !counts.contains_key(i))
+        .take(10)
+        .collect();
+    assert!(missing.is_empty(), "missing numbers, e.g. {missing:?}");
+    assert_eq!(copied.len() as i64, n);
+    println!("{} records mirrored, each exactly once", copied.len());
+
+    // The source really had aborted transactions (read_uncommitted sees them)...
+    let (s, t) = (source.clone(), topic.clone());
+    let source_all = tokio::task::spawn_blocking(move || read(&s, &t, Isolation::ReadUncommitted))
+        .await
+        .unwrap();
+    let aborted = source_all
+        .iter()
+        .filter(|r| r.value.as_deref().is_some_and(|v| v.starts_with("aborted")))
+        .count();
+    assert!(aborted > 0, "the source has aborted records");
+    // ...and the target has none of them, even uncommitted.
+    let (tb, r) = (kafka::bootstrap_servers(), remote.clone());
+    let target_all = tokio::task::spawn_blocking(move || read(&tb, &r, Isolation::ReadUncommitted))
+        .await
+        .unwrap();
+    assert!(
+        !target_all
+            .iter()
+            .any(|r| r.value.as_deref().is_some_and(|v| v.starts_with("aborted"))),
+        "no aborted source record reached the target"
+    );
+    println!(
+        "source: {aborted} aborted records; target read_uncommitted {} vs read_committed {}",
+        target_all.len(),
+        copied.len()
+    );
+
+    // Offset syncs (on the source, named for the target) pair a source record with its copy.
+    let (s, t) = (source.clone(), topic.clone());
+    let syncs_read = tokio::task::spawn_blocking(move || {
+        read(
+            &s,
+            "mm2-offset-syncs.target.internal",
+            Isolation::ReadCommitted,
+        )
+    })
+    .await
+    .unwrap();
+    let source_at: BTreeMap<(i32, i64), String> = source_all
+        .iter()
+        .map(|r| ((r.partition, r.offset), r.value.clone().unwrap_or_default()))
+        .collect();
+    let target_at: BTreeMap<(i32, i64), String> = copied
+        .iter()
+        .map(|r| ((r.partition, r.offset), r.value.clone().unwrap_or_default()))
+        .collect();
+    let mut checked = 0;
+    for r in &syncs_read {
+        let (Some(k), Some(v)) = (&r.key_bytes, &r.value_bytes) else {
+            continue;
+        };
+        let (sync_topic, partition, upstream, downstream) =
+            decode_sync(k, v).expect("Apache's offset-sync format");
+        if sync_topic != t {
+            continue;
+        }
+        assert_eq!(r.partition, 0, "offset syncs go to partition 0");
+        assert_eq!(
+            source_at.get(&(partition, upstream)),
+            target_at.get(&(partition, downstream)),
+            "sync {partition}: {upstream} -> {downstream} pairs a record with its copy"
+        );
+        checked += 1;
+    }
+    assert!(
+        checked >= partitions as usize,
+        "offset syncs written: {checked}"
+    );
+    println!("{checked} offset syncs pair source records with their copies");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_mirror_configs_are_validation_errors_naming_the_key() {
+    let spec = ClusterSpec::new("mm2-validate");
+    let w = spec.start_worker().await;
+    let errors = |body: Value| {
+        let w = &w;
+        async move {
+            let (status, out) = w
+                .send(
+                    "PUT",
+                    "/connector-plugins/MirrorSourceConnector/config/validate",
+                    Some(body),
+                )
+                .await;
+            assert_eq!(status, 200, "{out}");
+            out["configs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| !c["value"]["errors"].as_array().unwrap().is_empty())
+                .map(|c| {
+                    (
+                        c["value"]["name"].as_str().unwrap().to_owned(),
+                        c["value"]["errors"][0].as_str().unwrap().to_owned(),
+                    )
+                })
+                .collect::<BTreeMap<String, String>>()
+        }
+    };
+    let base = json!({"connector.class": MIRROR_SOURCE, "name": "mm2-v"});
+    let with = |extra: Value| {
+        let mut c = base.clone();
+        c.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        c
+    };
+    let e = errors(base.clone()).await;
+    assert!(e.contains_key("source.cluster.alias"), "{e:?}");
+    let e = errors(with(
+        json!({"source.cluster.alias": "a", "target.cluster.alias": "a"}),
+    ))
+    .await;
+    assert!(e["target.cluster.alias"].contains("must differ"), "{e:?}");
+    let e = errors(with(
+        json!({"source.cluster.alias": "a", "replication.policy.class": "com.example.Policy"}),
+    ))
+    .await;
+    assert!(
+        e["replication.policy.class"].contains("com.example.Policy"),
+        "{e:?}"
+    );
+    let e = errors(with(
+        json!({"source.cluster.alias": "a", "exactly.once.support": "required"}),
+    ))
+    .await;
+    assert!(
+        e["exactly.once.support"].contains("read_committed"),
+        "{e:?}"
+    );
+    let e = errors(with(
+        json!({"source.cluster.alias": "a", "sync.topic.acls.enabled": "true"}),
+    ))
+    .await;
+    assert!(e.contains_key("sync.topic.acls.enabled"), "{e:?}");
+    let e = errors(with(
+        json!({"source.cluster.alias": "a", "source.cluster.bootstrap.servers": "127.0.0.1:1"}),
+    ))
+    .await;
+    assert!(e.is_empty(), "{e:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreachable_source_cluster_fails_the_connector_with_the_reason() {
+    let spec = ClusterSpec::new("mm2-unreachable");
+    let w = spec.start_worker().await;
+    let nowhere = format!("127.0.0.1:{}", free_port());
+    let mut config = mirror_config(&nowhere, "gone", "t", 1);
+    config["admin.timeout.ms"] = json!("3000");
+    let config = {
+        let mut c = config;
+        for k in [
+            "exactly.once.support",
+            "transaction.boundary",
+            "transaction.boundary.interval.ms",
+        ] {
+            c.as_object_mut().unwrap().remove(k);
+        }
+        c
+    };
+    create_connector(&w, "mm2-unreachable", config).await;
+    let trace = eventually(Duration::from_secs(60), "the connector FAILED", || async {
+        let s = w.get("/connectors/mm2-unreachable/status").await.ok()?;
+        (s["connector"]["state"] == "FAILED").then(|| {
+            s["connector"]["trace"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+    })
+    .await;
+    assert!(
+        trace.contains("cluster \"gone\""),
+        "the trace names the source cluster: {trace}"
+    );
+}
