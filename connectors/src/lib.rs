@@ -78,6 +78,13 @@ pub fn builtin_plugins() -> PluginRegistry {
             task_class: mirror::SOURCE_TASK_CLASS,
             task_aliases: &[],
         })
+        .register_source::<mirror::MirrorHeartbeatConnector>(PluginDesc {
+            class: mirror::HEARTBEAT_CONNECTOR_CLASS,
+            aliases: &[],
+            version: VERSION,
+            task_class: mirror::HEARTBEAT_TASK_CLASS,
+            task_aliases: &[],
+        })
         .register_sink::<objectstore::ObjectStoreSinkConnector>(PluginDesc {
             class: objectstore::SINK_CONNECTOR_CLASS,
             aliases: &[],
@@ -97,7 +104,7 @@ mod tests {
     fn registry_resolves_java_names_and_aliases() {
         let r = builtin_plugins();
         let plugins = r.connector_plugins();
-        assert_eq!(plugins.len(), 8);
+        assert_eq!(plugins.len(), 9);
         let json = serde_json::to_value(&plugins[0]).unwrap();
         assert!(
             json.get("class").is_some()

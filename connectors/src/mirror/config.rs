@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use connect_api::config::ParsedConfig;
 use connect_api::config::validators::{at_least, one_of};
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, ConfigValue, Importance};
 use connect_api::error::{ConnectError, Result};
@@ -163,6 +164,133 @@ pub fn source_config_def() -> ConfigDef {
             key(HEARTBEATS_REPLICATION_ENABLED, Boolean, Low, "Whether to replicate the heartbeats topics even when the topic filter does not include them.", 37)
                 .default_value(true),
         )
+}
+
+pub const GROUPS: &str = "groups";
+pub const GROUPS_EXCLUDE: &str = "groups.exclude";
+pub const GROUP_FILTER_CLASS: &str = "group.filter.class";
+pub const REFRESH_GROUPS_ENABLED: &str = "refresh.groups.enabled";
+pub const REFRESH_GROUPS_INTERVAL_SECONDS: &str = "refresh.groups.interval.seconds";
+pub const EMIT_CHECKPOINTS_ENABLED: &str = "emit.checkpoints.enabled";
+pub const EMIT_CHECKPOINTS_INTERVAL_SECONDS: &str = "emit.checkpoints.interval.seconds";
+pub const SYNC_GROUP_OFFSETS_ENABLED: &str = "sync.group.offsets.enabled";
+pub const SYNC_GROUP_OFFSETS_INTERVAL_SECONDS: &str = "sync.group.offsets.interval.seconds";
+pub const CHECKPOINTS_TOPIC_REPLICATION_FACTOR: &str = "checkpoints.topic.replication.factor";
+/// Set per task by the checkpoint connector: consumer groups, comma-separated.
+pub const TASK_CONSUMER_GROUPS: &str = "task.assigned.groups";
+pub const GROUPS_EXCLUDE_DEFAULT: &str = "console-consumer-.*, connect-.*, __.*";
+const DEFAULT_GROUP_FILTER: &str = "org.apache.kafka.connect.mirror.DefaultGroupFilter";
+
+pub const EMIT_HEARTBEATS_ENABLED: &str = "emit.heartbeats.enabled";
+pub const EMIT_HEARTBEATS_INTERVAL_SECONDS: &str = "emit.heartbeats.interval.seconds";
+pub const HEARTBEATS_TOPIC_REPLICATION_FACTOR: &str = "heartbeats.topic.replication.factor";
+
+/// `MirrorCheckpointConnector`'s keys (Apache's `MirrorCheckpointConfig`; `topics` and
+/// `topics.exclude` are read by its default topic filter, defined here so they validate).
+pub fn checkpoint_config_def() -> ConfigDef {
+    use ConfigType::*;
+    use Importance::*;
+    base_config_def()
+        .define(key(CONSUMER_POLL_TIMEOUT_MS, Long, Low, "Timeout when polling source cluster.", 20).default_value(1000i64).validator(at_least(0)))
+        .define(key(GROUPS, List, High, "Consumer groups to replicate. Supports comma-separated group IDs and regexes.", 21).default_value(".*"))
+        .define(
+            key(GROUPS_EXCLUDE, List, High, "Exclude groups. Supports comma-separated group IDs and regexes. Excludes take precedence over includes.", 22)
+                .default_value(GROUPS_EXCLUDE_DEFAULT),
+        )
+        .define(key(GROUP_FILTER_CLASS, Class, Low, "GroupFilter to use; only Apache's default here.", 23).default_value(DEFAULT_GROUP_FILTER))
+        .define(key(REFRESH_GROUPS_ENABLED, Boolean, Low, "Whether to periodically check for new consumer groups.", 24).default_value(true))
+        .define(key(REFRESH_GROUPS_INTERVAL_SECONDS, Long, Low, "Frequency of group refresh.", 25).default_value(600i64).validator(at_least(1)))
+        .define(key(EMIT_CHECKPOINTS_ENABLED, Boolean, Low, "Whether to replicate consumer offsets to target cluster.", 26).default_value(true))
+        .define(key(EMIT_CHECKPOINTS_INTERVAL_SECONDS, Long, Low, "Frequency of checkpoints.", 27).default_value(60i64).validator(at_least(0)))
+        .define(key(SYNC_GROUP_OFFSETS_ENABLED, Boolean, Low, "Whether to periodically write the translated offsets to __consumer_offsets topic in target cluster, as long as no active consumers in that group are connected to the target cluster", 28).default_value(false))
+        .define(key(SYNC_GROUP_OFFSETS_INTERVAL_SECONDS, Long, Low, "Frequency of consumer group offset sync.", 29).default_value(60i64).validator(at_least(1)))
+        .define(key(CHECKPOINTS_TOPIC_REPLICATION_FACTOR, Short, Low, "Replication factor for checkpoints topic.", 30).default_value(3i16))
+        .define(
+            key(OFFSET_SYNCS_TOPIC_LOCATION, String, Low, "The location (source/target) of the offset-syncs topic.", 31)
+                .default_value("source")
+                .validator(one_of(&["source", "target"])),
+        )
+        .define(key(TOPIC_FILTER_CLASS, Class, Low, "TopicFilter to use; only Apache's default here.", 32).default_value(DEFAULT_TOPIC_FILTER))
+        .define(key(TOPICS, List, High, "Topics to replicate. Supports comma-separated topic names and regexes.", 33).default_value(".*"))
+        .define(
+            key(TOPICS_EXCLUDE, List, High, "Excluded topics. Supports comma-separated topic names and regexes. Excludes take precedence over includes.", 34)
+                .default_value(TOPICS_EXCLUDE_DEFAULT),
+        )
+}
+
+/// `MirrorHeartbeatConnector`'s keys (Apache's `MirrorHeartbeatConfig`).
+pub fn heartbeat_config_def() -> ConfigDef {
+    use ConfigType::*;
+    use Importance::*;
+    base_config_def()
+        .define(
+            key(
+                EMIT_HEARTBEATS_ENABLED,
+                Boolean,
+                Low,
+                "Whether to emit heartbeats to target cluster.",
+                20,
+            )
+            .default_value(true),
+        )
+        .define(
+            key(
+                EMIT_HEARTBEATS_INTERVAL_SECONDS,
+                Long,
+                Low,
+                "Frequency of heartbeats.",
+                21,
+            )
+            .default_value(1i64)
+            .validator(at_least(0)),
+        )
+        .define(
+            key(
+                HEARTBEATS_TOPIC_REPLICATION_FACTOR,
+                Short,
+                Low,
+                "Replication factor for heartbeats topic.",
+                22,
+            )
+            .default_value(3i16),
+        )
+}
+
+/// Which of the three connectors a config is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MirrorConnector {
+    Source,
+    Checkpoint,
+    Heartbeat,
+}
+
+impl MirrorConnector {
+    pub fn config_def(self) -> ConfigDef {
+        match self {
+            MirrorConnector::Source => source_config_def(),
+            MirrorConnector::Checkpoint => checkpoint_config_def(),
+            MirrorConnector::Heartbeat => heartbeat_config_def(),
+        }
+    }
+
+    /// The clients this connector and its tasks open.
+    fn clients(self) -> &'static [(Cluster, ClientKind)] {
+        match self {
+            MirrorConnector::Source => &[
+                (Cluster::Source, ClientKind::Consumer),
+                (Cluster::Source, ClientKind::Admin),
+                (Cluster::Target, ClientKind::Admin),
+                (Cluster::Source, ClientKind::Producer),
+            ],
+            MirrorConnector::Checkpoint => &[
+                (Cluster::Source, ClientKind::Consumer),
+                (Cluster::Source, ClientKind::Admin),
+                (Cluster::Target, ClientKind::Admin),
+                (Cluster::Target, ClientKind::Consumer),
+            ],
+            MirrorConnector::Heartbeat => &[(Cluster::Target, ClientKind::Admin)],
+        }
+    }
 }
 
 /// Apache's `compilePatternList`: the list joined with `|`, matched against the whole name.
@@ -335,7 +463,8 @@ pub struct MirrorSourceConfig {
 }
 
 /// Checks beyond the `ConfigDef`: aliases, classes this worker has, regexes, client keys.
-pub fn semantic_errors(props: &ConfigMap, def: &ConfigDef) -> Vec<(String, String)> {
+pub fn semantic_errors(props: &ConfigMap, connector: MirrorConnector) -> Vec<(String, String)> {
+    let def = &connector.config_def();
     let mut errors = Vec::new();
     let get = |k: &str| props.get(k).map(|v| v.trim().to_owned());
     let source = get(SOURCE_CLUSTER_ALIAS);
@@ -403,7 +532,28 @@ pub fn semantic_errors(props: &ConfigMap, def: &ConfigDef) -> Vec<(String, Strin
         }
     }
     errors.extend(cluster_key_errors(props));
-    if def.key(TOPICS).is_some() {
+    for (cluster, kind) in connector.clients() {
+        if let Err(e) = librdkafka_config(props, *cluster, *kind, "validate") {
+            errors.extend(e);
+        }
+    }
+    if connector == MirrorConnector::Checkpoint
+        && props.get(ENABLED).map(|v| v.trim()) != Some("false")
+    {
+        if props.get(EMIT_CHECKPOINTS_ENABLED).map(|v| v.trim()) == Some("false") {
+            errors.push((
+                EMIT_CHECKPOINTS_ENABLED.to_owned(),
+                format!("MirrorCheckpointConnector can't run with {EMIT_CHECKPOINTS_ENABLED} set to false"),
+            ));
+        }
+        if props.get(EMIT_OFFSET_SYNCS_ENABLED).map(|v| v.trim()) == Some("false") {
+            errors.push((
+                EMIT_OFFSET_SYNCS_ENABLED.to_owned(),
+                "MirrorCheckpointConnector can't run without offset syncs".to_owned(),
+            ));
+        }
+    }
+    if connector == MirrorConnector::Source {
         if props.get(EMIT_OFFSET_SYNCS_ENABLED).map(|v| v.trim()) == Some("false")
             && props
                 .keys()
@@ -422,24 +572,14 @@ pub fn semantic_errors(props: &ConfigMap, def: &ConfigDef) -> Vec<(String, Strin
                 "MirrorSourceConnector can only provide exactly-once guarantees when its source consumer is configured with isolation.level set to 'read_committed'; otherwise, records from aborted and uncommitted transactions will be replicated from the source cluster to the target cluster.".to_owned(),
             ));
         }
-        for (cluster, kind) in [
-            (Cluster::Source, ClientKind::Consumer),
-            (Cluster::Source, ClientKind::Admin),
-            (Cluster::Target, ClientKind::Admin),
-            (Cluster::Source, ClientKind::Producer),
-        ] {
-            if let Err(e) = librdkafka_config(props, cluster, kind, "validate") {
-                errors.extend(e);
-            }
-        }
     }
     errors
 }
 
 /// Adds [`semantic_errors`] to a `ConfigDef` validation.
-pub fn validate(props: &ConfigMap, def: &ConfigDef) -> Vec<ConfigValue> {
-    let mut values = def.validate(props);
-    for (key, message) in semantic_errors(props, def) {
+pub fn validate(props: &ConfigMap, connector: MirrorConnector) -> Vec<ConfigValue> {
+    let mut values = connector.config_def().validate(props);
+    for (key, message) in semantic_errors(props, connector) {
         match values.iter_mut().find(|v| v.name == key) {
             Some(v) => v.add_error(message),
             None => {
@@ -452,12 +592,208 @@ pub fn validate(props: &ConfigMap, def: &ConfigDef) -> Vec<ConfigValue> {
     values
 }
 
-fn first_error(props: &ConfigMap, def: &ConfigDef) -> Result<()> {
-    match semantic_errors(props, def).into_iter().next() {
+fn first_error(props: &ConfigMap, connector: MirrorConnector) -> Result<()> {
+    match semantic_errors(props, connector).into_iter().next() {
         Some((key, message)) => Err(ConnectError::config(format!(
             "Invalid value for configuration {key}: {message}"
         ))),
         None => Ok(()),
+    }
+}
+
+/// Apache's `entityLabel()`, the start of every client id.
+fn entity_label(props: &ConfigMap, source: &str, target: &str) -> String {
+    format!(
+        "{source}->{target}|{}",
+        props.get("name").map_or("", String::as_str)
+    )
+}
+
+fn client(
+    props: &ConfigMap,
+    label: &str,
+    cluster: Cluster,
+    kind: ClientKind,
+    role: &str,
+) -> Result<BTreeMap<String, String>> {
+    librdkafka_config(props, cluster, kind, &format!("{label}|{role}")).map_err(|errors| {
+        let (key, reason) = errors.into_iter().next().unwrap_or_default();
+        ConnectError::config(format!("Invalid value for configuration {key}: {reason}"))
+    })
+}
+
+/// The keys every MirrorMaker connector has, typed.
+#[derive(Debug, Clone)]
+pub struct Common {
+    pub enabled: bool,
+    pub source_alias: String,
+    pub target_alias: String,
+    pub admin_timeout: Duration,
+    pub policy: ReplicationPolicy,
+    pub props: ConfigMap,
+}
+
+impl Common {
+    fn parse(p: &ParsedConfig, props: &ConfigMap) -> Result<Self> {
+        let source_alias = p
+            .string(SOURCE_CLUSTER_ALIAS)
+            .unwrap_or_default()
+            .trim()
+            .to_owned();
+        let policy = ReplicationPolicy::for_class(
+            p.class(REPLICATION_POLICY_CLASS)
+                .unwrap_or(policy::DEFAULT_POLICY_CLASS),
+            p.string(REPLICATION_POLICY_SEPARATOR).unwrap_or("."),
+            p.boolean(INTERNAL_TOPIC_SEPARATOR_ENABLED).unwrap_or(true),
+            &source_alias,
+        )
+        .ok_or_else(|| ConnectError::config("unknown replication policy"))?;
+        Ok(Self {
+            enabled: p.boolean(ENABLED).unwrap_or(true),
+            target_alias: p
+                .string(TARGET_CLUSTER_ALIAS)
+                .unwrap_or("target")
+                .trim()
+                .to_owned(),
+            source_alias,
+            admin_timeout: Duration::from_millis(
+                p.long(ADMIN_TIMEOUT_MS)
+                    .and_then(|v| u64::try_from(v).ok())
+                    .unwrap_or(60_000),
+            ),
+            policy,
+            props: props.clone(),
+        })
+    }
+
+    pub fn entity_label(&self) -> String {
+        entity_label(&self.props, &self.source_alias, &self.target_alias)
+    }
+
+    pub fn client(
+        &self,
+        cluster: Cluster,
+        kind: ClientKind,
+        role: &str,
+    ) -> Result<BTreeMap<String, String>> {
+        client(&self.props, &self.entity_label(), cluster, kind, role)
+    }
+}
+
+/// `MirrorHeartbeatConnector`'s config, typed.
+#[derive(Debug, Clone)]
+pub struct MirrorHeartbeatConfig {
+    pub common: Common,
+    /// `None`: heartbeats disabled (no task).
+    pub interval: Option<Duration>,
+    pub replication_factor: i16,
+}
+
+impl MirrorHeartbeatConfig {
+    pub fn parse(props: &ConfigMap) -> Result<Self> {
+        let p = heartbeat_config_def().parse(props)?;
+        first_error(props, MirrorConnector::Heartbeat)?;
+        Ok(Self {
+            common: Common::parse(&p, props)?,
+            interval: p
+                .boolean(EMIT_HEARTBEATS_ENABLED)
+                .unwrap_or(true)
+                .then(|| secs(p.long(EMIT_HEARTBEATS_INTERVAL_SECONDS), 1)),
+            replication_factor: p.short(HEARTBEATS_TOPIC_REPLICATION_FACTOR).unwrap_or(3),
+        })
+    }
+}
+
+/// `MirrorCheckpointConnector`'s config, typed.
+#[derive(Debug, Clone)]
+pub struct MirrorCheckpointConfig {
+    pub common: Common,
+    pub poll_timeout: Duration,
+    pub groups: Regex,
+    pub groups_exclude: Regex,
+    pub topics: Regex,
+    pub topics_exclude: Regex,
+    pub refresh_groups: Option<Duration>,
+    pub emit_checkpoints: Option<Duration>,
+    pub sync_group_offsets: Option<Duration>,
+    pub checkpoints_replication_factor: i16,
+    pub offset_syncs_on_source: bool,
+}
+
+impl MirrorCheckpointConfig {
+    pub fn parse(props: &ConfigMap) -> Result<Self> {
+        let p = checkpoint_config_def().parse(props)?;
+        first_error(props, MirrorConnector::Checkpoint)?;
+        let regex = |k: &str| {
+            pattern_list(p.list(k))
+                .map_err(|e| ConnectError::invalid_value(k, e, "Invalid regular expression"))
+        };
+        Ok(Self {
+            common: Common::parse(&p, props)?,
+            poll_timeout: Duration::from_millis(
+                p.long(CONSUMER_POLL_TIMEOUT_MS)
+                    .and_then(|v| u64::try_from(v).ok())
+                    .unwrap_or(1000),
+            ),
+            groups: regex(GROUPS)?,
+            groups_exclude: regex(GROUPS_EXCLUDE)?,
+            topics: regex(TOPICS)?,
+            topics_exclude: regex(TOPICS_EXCLUDE)?,
+            refresh_groups: p
+                .boolean(REFRESH_GROUPS_ENABLED)
+                .unwrap_or(true)
+                .then(|| secs(p.long(REFRESH_GROUPS_INTERVAL_SECONDS), 600)),
+            emit_checkpoints: p
+                .boolean(EMIT_CHECKPOINTS_ENABLED)
+                .unwrap_or(true)
+                .then(|| secs(p.long(EMIT_CHECKPOINTS_INTERVAL_SECONDS), 60)),
+            sync_group_offsets: p
+                .boolean(SYNC_GROUP_OFFSETS_ENABLED)
+                .unwrap_or(false)
+                .then(|| secs(p.long(SYNC_GROUP_OFFSETS_INTERVAL_SECONDS), 60)),
+            checkpoints_replication_factor: p
+                .short(CHECKPOINTS_TOPIC_REPLICATION_FACTOR)
+                .unwrap_or(3),
+            offset_syncs_on_source: p.string(OFFSET_SYNCS_TOPIC_LOCATION).unwrap_or("source")
+                == "source",
+        })
+    }
+
+    /// Apache's `DefaultGroupFilter`.
+    pub fn should_replicate_group(&self, group: &str) -> bool {
+        self.groups.is_match(group) && !self.groups_exclude.is_match(group)
+    }
+
+    /// Apache's `DefaultTopicFilter` (no internal-topic or cycle checks: the checkpoint task
+    /// uses the filter alone).
+    pub fn should_replicate_topic(&self, topic: &str) -> bool {
+        self.topics.is_match(topic) && !self.topics_exclude.is_match(topic)
+    }
+
+    /// The checkpoints topic on the target: `<source alias>.checkpoints.internal`.
+    pub fn checkpoints_topic(&self) -> String {
+        self.common
+            .policy
+            .checkpoints_topic(&self.common.source_alias)
+    }
+
+    /// As the source connector names it (the same keys decide).
+    pub fn offset_syncs_topic(&self) -> String {
+        let c = &self.common;
+        let other = if self.offset_syncs_on_source {
+            &c.target_alias
+        } else {
+            &c.source_alias
+        };
+        c.policy.offset_syncs_topic(other)
+    }
+
+    pub fn offset_syncs_cluster(&self) -> Cluster {
+        if self.offset_syncs_on_source {
+            Cluster::Source
+        } else {
+            Cluster::Target
+        }
     }
 }
 
@@ -467,9 +803,8 @@ fn secs(v: Option<i64>, default: u64) -> Duration {
 
 impl MirrorSourceConfig {
     pub fn parse(props: &ConfigMap) -> Result<Self> {
-        let def = source_config_def();
-        let p = def.parse(props)?;
-        first_error(props, &def)?;
+        let p = source_config_def().parse(props)?;
+        first_error(props, MirrorConnector::Source)?;
         let source_alias = p
             .string(SOURCE_CLUSTER_ALIAS)
             .unwrap_or_default()
@@ -606,7 +941,7 @@ mod tests {
     }
 
     fn errors(pairs: &[(&str, &str)]) -> Vec<String> {
-        validate(&props(pairs), &source_config_def())
+        validate(&props(pairs), MirrorConnector::Source)
             .into_iter()
             .filter(|v| !v.errors.is_empty())
             .map(|v| v.name)

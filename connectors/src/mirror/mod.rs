@@ -7,15 +7,23 @@
 //! - [`admin`]: listing and creating topics on either cluster.
 //! - [`offset_syncs`]: which offset syncs a source task writes, and the writer.
 //! - [`source`]: `MirrorSourceConnector` and its task.
+//! - [`heartbeat`]: `MirrorHeartbeatConnector` and its task.
+//! - [`offset_sync_store`]: Apache's `OffsetSyncStore`, offset translation for checkpoints.
 
 pub mod admin;
 pub mod config;
 pub mod formats;
+pub mod heartbeat;
+pub mod offset_sync_store;
 pub mod offset_syncs;
 pub mod policy;
 pub mod source;
 
+pub use heartbeat::{MirrorHeartbeatConnector, MirrorHeartbeatTask};
 pub use source::{MirrorSourceConnector, MirrorSourceTask};
 
 pub const SOURCE_CONNECTOR_CLASS: &str = "org.apache.kafka.connect.mirror.MirrorSourceConnector";
 pub const SOURCE_TASK_CLASS: &str = "org.apache.kafka.connect.mirror.MirrorSourceTask";
+pub const HEARTBEAT_CONNECTOR_CLASS: &str =
+    "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector";
+pub const HEARTBEAT_TASK_CLASS: &str = "org.apache.kafka.connect.mirror.MirrorHeartbeatTask";

@@ -167,7 +167,7 @@ impl SourceConnector for MirrorSourceConnector {
     }
 
     fn validate(&self, config: &ConfigMap) -> Vec<ConfigValue> {
-        validate(config, &source_config_def())
+        validate(config, MirrorConnector::Source)
     }
 
     async fn start(&mut self, ctx: ConnectorContext, config: ConfigMap) -> Result<()> {
