@@ -78,6 +78,13 @@ pub fn builtin_plugins() -> PluginRegistry {
             task_class: mirror::SOURCE_TASK_CLASS,
             task_aliases: &[],
         })
+        .register_source::<mirror::MirrorCheckpointConnector>(PluginDesc {
+            class: mirror::CHECKPOINT_CONNECTOR_CLASS,
+            aliases: &[],
+            version: VERSION,
+            task_class: mirror::CHECKPOINT_TASK_CLASS,
+            task_aliases: &[],
+        })
         .register_source::<mirror::MirrorHeartbeatConnector>(PluginDesc {
             class: mirror::HEARTBEAT_CONNECTOR_CLASS,
             aliases: &[],
@@ -104,7 +111,7 @@ mod tests {
     fn registry_resolves_java_names_and_aliases() {
         let r = builtin_plugins();
         let plugins = r.connector_plugins();
-        assert_eq!(plugins.len(), 9);
+        assert_eq!(plugins.len(), 10);
         let json = serde_json::to_value(&plugins[0]).unwrap();
         assert!(
             json.get("class").is_some()

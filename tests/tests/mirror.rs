@@ -463,3 +463,308 @@ async fn an_unreachable_source_cluster_fails_the_connector_with_the_reason() {
         "the trace names the source cluster: {trace}"
     );
 }
+
+const MIRROR_CHECKPOINT: &str = "org.apache.kafka.connect.mirror.MirrorCheckpointConnector";
+const MIRROR_HEARTBEAT: &str = "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector";
+
+/// `group`'s committed offsets on `bootstrap` for `topic`'s partitions (-1: none).
+fn committed(bootstrap: &str, group: &str, topic: &str, partitions: i32) -> Vec<i64> {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    let consumer: BaseConsumer = kafka::client_config_at(bootstrap)
+        .set("group.id", group)
+        .create()
+        .unwrap();
+    let mut tpl = rdkafka::TopicPartitionList::new();
+    for p in 0..partitions {
+        tpl.add_partition(topic, p);
+    }
+    let got = consumer
+        .committed_offsets(tpl, Duration::from_secs(10))
+        .unwrap();
+    (0..partitions)
+        .map(|p| {
+            got.find_partition(topic, p)
+                .and_then(|e| e.offset().to_raw())
+                .filter(|o| *o >= 0)
+                .unwrap_or(-1)
+        })
+        .collect()
+}
+
+/// Reads `topic` on `bootstrap` as `group`, without joining it: from the group's committed
+/// offsets (or from `start` when given) to the end, `read_committed`. (offset, value) per
+/// partition.
+fn read_from(
+    bootstrap: &str,
+    group: &str,
+    topic: &str,
+    partitions: i32,
+    stop_at_value: Option<i64>,
+) -> Vec<Vec<(i64, i64)>> {
+    use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+    let consumer: BaseConsumer = kafka::client_config_at(bootstrap)
+        .set("group.id", group)
+        .set("isolation.level", "read_committed")
+        .set("enable.auto.commit", "false")
+        .set("auto.offset.reset", "earliest")
+        .create()
+        .unwrap();
+    let starts = committed(bootstrap, group, topic, partitions);
+    let mut out = Vec::new();
+    let mut commit = rdkafka::TopicPartitionList::new();
+    for p in 0..partitions {
+        let (_, high) = consumer
+            .fetch_watermarks(topic, p, Duration::from_secs(10))
+            .unwrap();
+        let mut tpl = rdkafka::TopicPartitionList::new();
+        let start = if starts[p as usize] >= 0 {
+            rdkafka::Offset::Offset(starts[p as usize])
+        } else {
+            rdkafka::Offset::Beginning
+        };
+        tpl.add_partition_offset(topic, p, start).unwrap();
+        consumer.assign(&tpl).unwrap();
+        let mut seen = Vec::new();
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let position = match consumer
+                .position()
+                .unwrap()
+                .find_partition(topic, p)
+                .map(|e| e.offset())
+            {
+                Some(rdkafka::Offset::Offset(o)) => o,
+                _ => -1,
+            };
+            if position >= high {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "reading {topic}-{p}");
+            let Some(m) = consumer.poll(Duration::from_millis(200)) else {
+                continue;
+            };
+            let m = m.unwrap();
+            use rdkafka::message::Message;
+            let v: i64 = std::str::from_utf8(m.payload().unwrap())
+                .unwrap()
+                .parse()
+                .unwrap();
+            seen.push((m.offset(), v));
+            if stop_at_value.is_some_and(|s| v >= s) {
+                commit
+                    .add_partition_offset(topic, p, rdkafka::Offset::Offset(m.offset() + 1))
+                    .unwrap();
+                break;
+            }
+        }
+        out.push(seen);
+    }
+    if commit.count() > 0 {
+        consumer.commit(&commit, CommitMode::Sync).unwrap();
+    }
+    out
+}
+
+/// A consumer group reads half of a source topic (written in transactions, some aborted) and
+/// stops; checkpoints translate its offsets, `sync.group.offsets.enabled` writes them to the
+/// (idle) group on the target, and the group, moved there, reads the rest: no number skipped,
+/// re-reads within Apache's bound. Checkpoints and heartbeats are in Apache's format.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_consumer_group_moved_to_the_target_skips_nothing() {
+    let source = source_cluster();
+    let target = kafka::bootstrap_servers();
+    let spec = ClusterSpec::new("mm2-cp").set("exactly.once.source.support", "enabled");
+    let w = spec.start_worker().await;
+    let topic = unique("mm2-cp");
+    let alias = unique("cps").replace('-', "_");
+    let remote = format!("{alias}.{topic}");
+    let group = unique("mm2-cp-group");
+    let (partitions, n, half) = (2i32, 4000i64, 2000i64);
+    kafka::create_topics_at(&source, &[&topic], partitions, 1).await;
+    let (s, t) = (source.clone(), topic.clone());
+    tokio::task::spawn_blocking(move || produce_numbered(&s, &t, partitions, 0..n, 0, 100_000))
+        .await
+        .unwrap();
+    // The group reads each partition up to the number `half` and commits there.
+    let (s, t, g) = (source.clone(), topic.clone(), group.clone());
+    let read_on_source =
+        tokio::task::spawn_blocking(move || read_from(&s, &g, &t, partitions, Some(half)))
+            .await
+            .unwrap();
+    let source_positions = {
+        let (s, t, g) = (source.clone(), topic.clone(), group.clone());
+        tokio::task::spawn_blocking(move || committed(&s, &g, &t, partitions))
+            .await
+            .unwrap()
+    };
+    println!("group at {source_positions:?} on the source");
+
+    let mut mirror = mirror_config(&source, &alias, &topic, 2);
+    mirror["offset.lag.max"] = json!("100");
+    create_connector(&w, "mm2-cp-source", mirror).await;
+    let common = json!({
+        "source.cluster.alias": alias,
+        "target.cluster.alias": "target",
+        "source.cluster.bootstrap.servers": source,
+        "target.cluster.bootstrap.servers": target,
+        "key.converter": BYTES,
+        "value.converter": BYTES,
+        "header.converter": BYTES,
+    });
+    let mut checkpoint = common.clone();
+    checkpoint.as_object_mut().unwrap().extend(
+        json!({
+            "connector.class": MIRROR_CHECKPOINT,
+            "tasks.max": "1",
+            "groups": group,
+            "topics": topic,
+            "emit.checkpoints.interval.seconds": "1",
+            "sync.group.offsets.enabled": "true",
+            "sync.group.offsets.interval.seconds": "1",
+            "refresh.groups.interval.seconds": "2",
+            "checkpoints.topic.replication.factor": "1",
+        })
+        .as_object()
+        .unwrap()
+        .clone(),
+    );
+    create_connector(&w, "mm2-cp-checkpoint", checkpoint).await;
+    let mut heartbeat = common.clone();
+    heartbeat.as_object_mut().unwrap().extend(
+        json!({
+            "connector.class": MIRROR_HEARTBEAT,
+            "heartbeats.topic.replication.factor": "1",
+        })
+        .as_object()
+        .unwrap()
+        .clone(),
+    );
+    create_connector(&w, "mm2-cp-heartbeat", heartbeat).await;
+
+    // Every record copied, then the group's offsets written on the target.
+    let (tb, r) = (target.clone(), remote.clone());
+    eventually(Duration::from_secs(120), "the topic copied", || {
+        let (tb, r) = (tb.clone(), r.clone());
+        async move {
+            let got =
+                tokio::task::spawn_blocking(move || read(&tb, &r, Isolation::ReadCommitted).len())
+                    .await
+                    .unwrap();
+            (got as i64 >= n).then_some(())
+        }
+    })
+    .await;
+    let (tb, r, g) = (target.clone(), remote.clone(), group.clone());
+    let target_positions = eventually(
+        Duration::from_secs(90),
+        "the group's offsets on the target",
+        || {
+            let (tb, r, g) = (tb.clone(), r.clone(), g.clone());
+            async move {
+                let c = tokio::task::spawn_blocking(move || committed(&tb, &g, &r, partitions))
+                    .await
+                    .unwrap();
+                c.iter().all(|o| *o >= 0).then_some(c)
+            }
+        },
+    )
+    .await;
+    println!("group at {target_positions:?} on the target");
+
+    // The group moves to the target and reads on.
+    let (tb, r, g) = (target.clone(), remote.clone(), group.clone());
+    let read_on_target =
+        tokio::task::spawn_blocking(move || read_from(&tb, &g, &r, partitions, None))
+            .await
+            .unwrap();
+    let mut reread = 0;
+    for p in 0..partitions as usize {
+        let before: Vec<i64> = read_on_source[p].iter().map(|(_, v)| *v).collect();
+        let after: Vec<i64> = read_on_target[p].iter().map(|(_, v)| *v).collect();
+        let expected: Vec<i64> = (0..n)
+            .filter(|i| i % i64::from(partitions) == p as i64)
+            .collect();
+        let mut all: Vec<i64> = before.iter().chain(after.iter()).copied().collect();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(
+            all, expected,
+            "partition {p}: every number read, before or after the move"
+        );
+        let again = after.iter().filter(|v| before.contains(v)).count();
+        println!(
+            "partition {p}: {} read on the source, {} on the target, {again} read twice",
+            before.len(),
+            after.len()
+        );
+        reread += again;
+        // Apache's bound (OffsetSyncStore, invariant B): the sync kept before the group's
+        // position is no further back than the group is from the latest sync (here the end of
+        // the partition), give or take offset.lag.max.
+        let bound = expected.len() - before.len() + 100;
+        assert!(
+            again <= bound,
+            "partition {p}: {again} re-read, bound {bound}"
+        );
+    }
+    println!("{reread} records re-read after the move");
+
+    // Checkpoints (Apache's format) name the group, the remote topic and both offsets.
+    let (tb, ct) = (target.clone(), format!("{alias}.checkpoints.internal"));
+    let checkpoints = tokio::task::spawn_blocking(move || read(&tb, &ct, Isolation::ReadCommitted))
+        .await
+        .unwrap();
+    let mut latest: BTreeMap<i32, (i64, i64)> = BTreeMap::new();
+    for r in &checkpoints {
+        let (k, v) = (
+            r.key_bytes.as_deref().unwrap(),
+            r.value_bytes.as_deref().unwrap(),
+        );
+        let string = |b: &[u8], at: usize| -> (String, usize) {
+            let len = i16::from_be_bytes([b[at], b[at + 1]]) as usize;
+            (
+                String::from_utf8(b[at + 2..at + 2 + len].to_vec()).unwrap(),
+                at + 2 + len,
+            )
+        };
+        let (g, at) = string(k, 0);
+        let (t, at) = string(k, at);
+        let partition = i32::from_be_bytes(k[at..at + 4].try_into().unwrap());
+        assert_eq!(i16::from_be_bytes([v[0], v[1]]), 0, "checkpoint version 0");
+        let upstream = i64::from_be_bytes(v[2..10].try_into().unwrap());
+        let downstream = i64::from_be_bytes(v[10..18].try_into().unwrap());
+        assert_eq!((g.as_str(), t.as_str()), (group.as_str(), remote.as_str()));
+        latest.insert(partition, (upstream, downstream));
+    }
+    for p in 0..partitions {
+        assert_eq!(
+            latest.get(&p),
+            Some(&(source_positions[p as usize], target_positions[p as usize])),
+            "the last checkpoint of partition {p} is what the target group got"
+        );
+    }
+
+    // Heartbeats: Apache's key {source alias, target alias} and value {version 0, timestamp}.
+    let tb = target.clone();
+    let beats =
+        tokio::task::spawn_blocking(move || read(&tb, "heartbeats", Isolation::ReadCommitted))
+            .await
+            .unwrap();
+    let mut key = Vec::new();
+    for s in [alias.as_str(), "target"] {
+        key.extend_from_slice(&(s.len() as i16).to_be_bytes());
+        key.extend_from_slice(s.as_bytes());
+    }
+    let ours: Vec<_> = beats
+        .iter()
+        .filter(|r| r.key_bytes.as_deref() == Some(&key[..]))
+        .collect();
+    assert!(!ours.is_empty(), "heartbeats for {alias}->target");
+    let v = ours[0].value_bytes.as_deref().unwrap();
+    assert_eq!(v.len(), 10);
+    assert_eq!(&v[..2], &[0, 0]);
+    assert_eq!(
+        Some(i64::from_be_bytes(v[2..10].try_into().unwrap())),
+        ours[0].timestamp
+    );
+}

@@ -179,3 +179,44 @@ impl Admin {
         ))
     }
 }
+
+/// A consumer group as `ListGroups` describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupListing {
+    pub name: String,
+    /// `Empty`, `Stable`, `PreparingRebalance`, `Dead`...
+    pub state: String,
+    pub protocol_type: String,
+}
+
+impl Admin {
+    /// Groups on the cluster (`group = Some(g)`: that group only; a group the coordinator does
+    /// not know comes back `Dead`).
+    pub async fn groups(&self, group: Option<&str>) -> Result<Vec<GroupListing>> {
+        let client = self.client.clone();
+        let timeout = self.timeout;
+        let alias = self.alias.clone();
+        let group = group.map(str::to_owned);
+        tokio::task::spawn_blocking(move || {
+            let list = client
+                .inner()
+                .fetch_group_list(group.as_deref(), timeout)
+                .map_err(|e| {
+                    ConnectError::retriable(format!(
+                        "failed to list consumer groups on cluster \"{alias}\": {e}"
+                    ))
+                })?;
+            Ok(list
+                .groups()
+                .iter()
+                .map(|g| GroupListing {
+                    name: g.name().to_owned(),
+                    state: g.state().to_owned(),
+                    protocol_type: g.protocol_type().to_owned(),
+                })
+                .collect())
+        })
+        .await
+        .map_err(|e| ConnectError::fatal(format!("group listing panicked: {e}")))?
+    }
+}

@@ -7,10 +7,12 @@
 //! - [`admin`]: listing and creating topics on either cluster.
 //! - [`offset_syncs`]: which offset syncs a source task writes, and the writer.
 //! - [`source`]: `MirrorSourceConnector` and its task.
+//! - [`checkpoint`]: `MirrorCheckpointConnector` and its task (checkpoints, group offset sync).
 //! - [`heartbeat`]: `MirrorHeartbeatConnector` and its task.
 //! - [`offset_sync_store`]: Apache's `OffsetSyncStore`, offset translation for checkpoints.
 
 pub mod admin;
+pub mod checkpoint;
 pub mod config;
 pub mod formats;
 pub mod heartbeat;
@@ -19,6 +21,7 @@ pub mod offset_syncs;
 pub mod policy;
 pub mod source;
 
+pub use checkpoint::{MirrorCheckpointConnector, MirrorCheckpointTask};
 pub use heartbeat::{MirrorHeartbeatConnector, MirrorHeartbeatTask};
 pub use source::{MirrorSourceConnector, MirrorSourceTask};
 
@@ -27,3 +30,6 @@ pub const SOURCE_TASK_CLASS: &str = "org.apache.kafka.connect.mirror.MirrorSourc
 pub const HEARTBEAT_CONNECTOR_CLASS: &str =
     "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector";
 pub const HEARTBEAT_TASK_CLASS: &str = "org.apache.kafka.connect.mirror.MirrorHeartbeatTask";
+pub const CHECKPOINT_CONNECTOR_CLASS: &str =
+    "org.apache.kafka.connect.mirror.MirrorCheckpointConnector";
+pub const CHECKPOINT_TASK_CLASS: &str = "org.apache.kafka.connect.mirror.MirrorCheckpointTask";
