@@ -9,14 +9,15 @@
 //!   written (Apache's format) pairs a source record with its copy;
 //! - validation: equal or missing aliases, an unknown replication policy and exactly-once
 //!   without a `read_committed` source consumer are errors naming their key;
-//! - an unreachable source cluster fails the connector with the reason.
+//! - an unreachable source cluster fails the connector with the reason; it heals by itself;
+//! - a consumer group moved to the target skips nothing (checkpoints, group offset sync).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use connect_tests::kafka::{self, Isolation, Record};
 use connect_tests::unique;
-use connect_tests::worker::{ClusterSpec, create_connector, eventually, free_port, running_tasks};
+use connect_tests::worker::{ClusterSpec, create_connector, eventually, running_tasks};
 use serde_json::{Value, json};
 
 const MIRROR_SOURCE: &str = "org.apache.kafka.connect.mirror.MirrorSourceConnector";
@@ -429,24 +430,34 @@ async fn bad_mirror_configs_are_validation_errors_naming_the_key() {
     assert!(e.is_empty(), "{e:?}");
 }
 
+/// The source cluster is reached through a TCP proxy that is cut (clients bootstrap through
+/// it, so while it is cut the cluster is unreachable): the connector FAILS with the reason,
+/// and once the proxy is restored the worker's automatic restart brings it back and the
+/// records are copied.
 #[tokio::test(flavor = "multi_thread")]
-async fn an_unreachable_source_cluster_fails_the_connector_with_the_reason() {
-    let spec = ClusterSpec::new("mm2-unreachable");
+async fn an_unreachable_source_cluster_fails_the_connector_and_it_heals_by_itself() {
+    let source = source_cluster();
+    let proxy = connect_tests::proxy::TcpProxy::start(&source).await;
+    proxy.cut();
+    let spec = ClusterSpec::new("mm2-unreachable")
+        .set("auto.restart.backoff.initial.ms", "1000")
+        .set("auto.restart.backoff.max.ms", "2000");
     let w = spec.start_worker().await;
-    let nowhere = format!("127.0.0.1:{}", free_port());
-    let mut config = mirror_config(&nowhere, "gone", "t", 1);
+    let topic = unique("mm2-heal");
+    kafka::create_topics_at(&source, &[&topic], 1, 1).await;
+    let (s, t) = (source.clone(), topic.clone());
+    tokio::task::spawn_blocking(move || produce_numbered(&s, &t, 1, 0..100, 0, 100_000))
+        .await
+        .unwrap();
+    let mut config = mirror_config(&proxy.addr.to_string(), "gone", &topic, 1);
     config["admin.timeout.ms"] = json!("3000");
-    let config = {
-        let mut c = config;
-        for k in [
-            "exactly.once.support",
-            "transaction.boundary",
-            "transaction.boundary.interval.ms",
-        ] {
-            c.as_object_mut().unwrap().remove(k);
-        }
-        c
-    };
+    for k in [
+        "exactly.once.support",
+        "transaction.boundary",
+        "transaction.boundary.interval.ms",
+    ] {
+        config.as_object_mut().unwrap().remove(k);
+    }
     create_connector(&w, "mm2-unreachable", config).await;
     let trace = eventually(Duration::from_secs(60), "the connector FAILED", || async {
         let s = w.get("/connectors/mm2-unreachable/status").await.ok()?;
@@ -462,6 +473,25 @@ async fn an_unreachable_source_cluster_fails_the_connector_with_the_reason() {
         trace.contains("cluster \"gone\""),
         "the trace names the source cluster: {trace}"
     );
+    proxy.restore();
+    eventually(
+        Duration::from_secs(60),
+        "the connector and its task running again",
+        || running_tasks(&w, "mm2-unreachable", 1),
+    )
+    .await;
+    let (tb, r) = (kafka::bootstrap_servers(), format!("gone.{topic}"));
+    eventually(Duration::from_secs(60), "the records copied", || {
+        let (tb, r) = (tb.clone(), r.clone());
+        async move {
+            let got =
+                tokio::task::spawn_blocking(move || read(&tb, &r, Isolation::ReadCommitted).len())
+                    .await
+                    .unwrap();
+            (got >= 100).then_some(())
+        }
+    })
+    .await;
 }
 
 const MIRROR_CHECKPOINT: &str = "org.apache.kafka.connect.mirror.MirrorCheckpointConnector";
