@@ -366,9 +366,10 @@ impl SourceConnector for MirrorCheckpointConnector {
         Ok(())
     }
 
-    /// Checkpoints are recomputed from the groups' offsets; a repeated one is harmless.
+    /// Apache's answer (the connector does not say): `exactly.once.support=required` is a
+    /// validation error, `requested` runs it in transactions on an exactly-once worker.
     fn exactly_once_support(&self, _config: &ConfigMap) -> ExactlyOnceSupport {
-        ExactlyOnceSupport::Supported
+        ExactlyOnceSupport::Unknown
     }
 
     async fn alter_offsets(&self, _config: &ConfigMap, offsets: &SourceOffsets) -> Result<bool> {

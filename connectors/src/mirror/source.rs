@@ -176,6 +176,12 @@ impl SourceConnector for MirrorSourceConnector {
         if !c.enabled {
             return Ok(());
         }
+        if config.contains_key(SYNC_TOPIC_CONFIGS_INTERVAL_SECONDS) {
+            tracing::warn!(
+                connector = %ctx.connector_name,
+                "topic configs are copied when a remote topic is created; later changes on the source are not followed here, so {SYNC_TOPIC_CONFIGS_INTERVAL_SECONDS} has no effect"
+            );
+        }
         let source = Admin::new(
             &c.client(
                 Cluster::Source,
