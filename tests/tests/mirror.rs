@@ -798,3 +798,140 @@ async fn a_consumer_group_moved_to_the_target_skips_nothing() {
         ours[0].timestamp
     );
 }
+
+/// Remote topics follow the source: created with its partition count and the configs set on
+/// it (minus Apache's excluded ones), grown when it gains partitions (the producers learn of
+/// the new partition: Java's waits for it), and topics created later that match `topics` are
+/// picked up, at `refresh.topics.interval.seconds`. At-least-once (librdkafka's producer).
+#[tokio::test(flavor = "multi_thread")]
+async fn remote_topics_follow_the_source_topics_configs_and_partitions() {
+    follow_run(false).await;
+}
+
+/// The same under exactly-once (the worker's transactional producer).
+#[tokio::test(flavor = "multi_thread")]
+async fn remote_topics_follow_the_source_under_exactly_once() {
+    follow_run(true).await;
+}
+
+async fn follow_run(eos: bool) {
+    use rdkafka::admin::{
+        AdminClient, AdminOptions, NewPartitions, NewTopic, ResourceSpecifier, TopicReplication,
+    };
+    use rdkafka::client::DefaultClientContext;
+    let source = source_cluster();
+    let spec = ClusterSpec::new("mm2-topics").set(
+        "exactly.once.source.support",
+        if eos { "enabled" } else { "disabled" },
+    );
+    let w = spec.start_worker().await;
+    let prefix = unique("mm2-follow");
+    let (first, later) = (format!("{prefix}-a"), format!("{prefix}-b"));
+    let src_admin: AdminClient<DefaultClientContext> =
+        kafka::client_config_at(&source).create().unwrap();
+    let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+    src_admin
+        .create_topics(
+            [&NewTopic::new(&first, 2, TopicReplication::Fixed(1))
+                .set("retention.ms", "123456789")
+                .set("min.insync.replicas", "1")],
+            &opts,
+        )
+        .await
+        .unwrap();
+    let mut config = mirror_config(&source, "fol", &format!("{prefix}-.*"), 4);
+    if !eos {
+        for k in [
+            "exactly.once.support",
+            "transaction.boundary",
+            "transaction.boundary.interval.ms",
+        ] {
+            config.as_object_mut().unwrap().remove(k);
+        }
+    }
+    config["refresh.topics.interval.seconds"] = json!("2");
+    create_connector(&w, "mm2-topics", config).await;
+    let target_admin: AdminClient<DefaultClientContext> = kafka::client_config().create().unwrap();
+    let remote = format!("fol.{first}");
+    let partitions = |topic: String| async move {
+        tokio::task::spawn_blocking(move || {
+            use rdkafka::consumer::{BaseConsumer, Consumer};
+            let c: BaseConsumer = kafka::client_config().create().unwrap();
+            c.fetch_metadata(Some(&topic), Duration::from_secs(10))
+                .ok()
+                .and_then(|md| {
+                    md.topics()
+                        .first()
+                        .filter(|t| t.error().is_none())
+                        .map(|t| t.partitions().len())
+                })
+                .unwrap_or(0)
+        })
+        .await
+        .unwrap()
+    };
+    eventually(
+        Duration::from_secs(60),
+        "the remote topic with 2 partitions",
+        || {
+            let r = remote.clone();
+            async move { (partitions(r).await == 2).then_some(()) }
+        },
+    )
+    .await;
+    let described = target_admin
+        .describe_configs([&ResourceSpecifier::Topic(&remote)], &opts)
+        .await
+        .unwrap();
+    let resource = described.into_iter().next().unwrap().unwrap();
+    let entries = resource.entry_map();
+    assert_eq!(
+        entries["retention.ms"].value.as_deref(),
+        Some("123456789"),
+        "a config set on the source topic is copied"
+    );
+    assert_eq!(
+        entries["retention.ms"].source,
+        rdkafka::admin::ConfigSource::DynamicTopic
+    );
+    assert!(
+        entries["min.insync.replicas"].source != rdkafka::admin::ConfigSource::DynamicTopic,
+        "min.insync.replicas is excluded (config.properties.exclude's default)"
+    );
+
+    // The source gains a partition and a matching topic appears.
+    src_admin
+        .create_partitions([&NewPartitions::new(&first, 3)], &opts)
+        .await
+        .unwrap();
+    kafka::create_topics_at(&source, &[&later], 1, 1).await;
+    let (s, t) = (source.clone(), first.clone());
+    tokio::task::spawn_blocking(move || produce_numbered(&s, &t, 3, 0..30, 0, 100_000))
+        .await
+        .unwrap();
+    let (s, t) = (source.clone(), later.clone());
+    tokio::task::spawn_blocking(move || produce_numbered(&s, &t, 1, 0..10, 0, 100_000))
+        .await
+        .unwrap();
+    let tb = kafka::bootstrap_servers();
+    let (r1, r2) = (remote.clone(), format!("fol.{later}"));
+    eventually(
+        Duration::from_secs(60),
+        "every record, new partition and new topic included",
+        || {
+            let (tb, r1, r2) = (tb.clone(), r1.clone(), r2.clone());
+            async move {
+                tokio::task::spawn_blocking(move || {
+                    let a = read(&tb, &r1, Isolation::ReadCommitted);
+                    if a.len() < 30 || !a.iter().any(|r| r.partition == 2) {
+                        return None;
+                    }
+                    (read(&tb, &r2, Isolation::ReadCommitted).len() >= 10).then_some(())
+                })
+                .await
+                .unwrap()
+            }
+        },
+    )
+    .await;
+}

@@ -338,9 +338,10 @@ impl connect_api::kafka_clients::ClientTranslator for ConnectorClientTranslator 
         .map_err(api_errors)?;
         let mut c = ClientConfig::new();
         settings.apply(&mut c).map_err(api_errors)?;
+        // `config_map` hides secrets ("[sanitized for safety]"): read each value with `get`.
         Ok(c.config_map()
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .into_keys()
+            .filter_map(|k| Some((k.to_owned(), c.get(k)?.to_owned())))
             .collect())
     }
 }
