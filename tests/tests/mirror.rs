@@ -935,3 +935,91 @@ async fn follow_run(eos: bool) {
     )
     .await;
 }
+
+/// The secured cluster (`deploy/kafka.sh up --secure`) as the source, configured with Java's
+/// keys under `source.cluster.*` (SASL_SSL, SCRAM-SHA-512 through `sasl.jaas.config`, a
+/// PKCS#12 truststore): its records are copied. The same with a wrong password fails the
+/// connector with the authentication error.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_secured_source_is_read_with_javas_keys_and_a_wrong_password_fails_with_the_reason() {
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+    let s = connect_tests::secure::secure();
+    let topic = unique("mm2-secure");
+    kafka::create_topics_with(s.sasl_client_config("SCRAM-SHA-512"), &[&topic], 1, 1).await;
+    let (t, base) = (topic.clone(), s.sasl_client_config("SCRAM-SHA-512"));
+    tokio::task::spawn_blocking(move || {
+        let p: BaseProducer = base.create().unwrap();
+        for i in 0..20 {
+            let v = i.to_string();
+            p.send(BaseRecord::<(), String>::to(&t).payload(&v))
+                .unwrap();
+        }
+        p.flush(Duration::from_secs(30)).unwrap();
+    })
+    .await
+    .unwrap();
+    let w = ClusterSpec::new("mm2-secure").start_worker().await;
+    let secured = |password: &str| {
+        let mut c = mirror_config(&s.sasl_ssl, "sec", &topic, 1);
+        for k in [
+            "exactly.once.support",
+            "transaction.boundary",
+            "transaction.boundary.interval.ms",
+        ] {
+            c.as_object_mut().unwrap().remove(k);
+        }
+        let extra = json!({
+            "admin.timeout.ms": "5000",
+            "source.cluster.security.protocol": "SASL_SSL",
+            "source.cluster.sasl.mechanism": "SCRAM-SHA-512",
+            "source.cluster.sasl.jaas.config": format!(
+                r#"org.apache.kafka.common.security.scram.ScramLoginModule required username="{}" password="{password}";"#,
+                s.scram_user
+            ),
+            "source.cluster.ssl.truststore.type": "PKCS12",
+            "source.cluster.ssl.truststore.location": s.truststore_p12.to_string_lossy(),
+            "source.cluster.ssl.truststore.password": s.truststore_p12_password,
+        });
+        c.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        c
+    };
+    create_connector(&w, "mm2-secure-ok", secured(&s.scram_password)).await;
+    create_connector(&w, "mm2-secure-bad", secured("not-the-password")).await;
+    let (tb, r) = (kafka::bootstrap_servers(), format!("sec.{topic}"));
+    eventually(
+        Duration::from_secs(60),
+        "the secured source's records copied",
+        || {
+            let (tb, r) = (tb.clone(), r.clone());
+            async move {
+                let got = tokio::task::spawn_blocking(move || {
+                    read(&tb, &r, Isolation::ReadCommitted).len()
+                })
+                .await
+                .unwrap();
+                (got >= 20).then_some(())
+            }
+        },
+    )
+    .await;
+    let trace = eventually(
+        Duration::from_secs(60),
+        "the wrong password's connector FAILED",
+        || async {
+            let st = w.get("/connectors/mm2-secure-bad/status").await.ok()?;
+            (st["connector"]["state"] == "FAILED").then(|| {
+                st["connector"]["trace"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+        },
+    )
+    .await;
+    assert!(
+        trace.contains("cluster \"sec\"") && trace.to_lowercase().contains("authentication"),
+        "the trace names the cluster and the authentication failure: {trace}"
+    );
+}

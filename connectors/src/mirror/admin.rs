@@ -12,14 +12,58 @@ use rdkafka::admin::{
     AdminClient, AdminOptions, ConfigSource, NewPartitions, NewTopic, ResourceSpecifier,
     TopicReplication,
 };
-use rdkafka::client::DefaultClientContext;
+use rdkafka::client::{ClientContext, DefaultClientContext};
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
+use rdkafka::error::KafkaError;
 use rdkafka::types::RDKafkaErrorCode;
 use regex::Regex;
+
+/// Keeps the client's last error: librdkafka reports a refused login or an unreachable
+/// broker as an error event while the request itself only times out; the event says why.
+#[derive(Default)]
+pub struct LastError(std::sync::Mutex<Option<String>>);
+
+impl LastError {
+    pub fn get(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+impl ClientContext for LastError {
+    fn error(&self, error: KafkaError, reason: &str) {
+        tracing::warn!(error = %error, reason, "kafka client error");
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(reason.to_owned());
+    }
+}
+
+/// Why a cluster does not answer, when librdkafka knows: a consumer with the same settings
+/// asks for metadata and reports the error events it gets (a refused login, a TLS failure, no
+/// broker reachable), which admin requests never see (they only time out). Blocking.
+pub fn diagnose(config: &BTreeMap<String, String>, timeout: Duration) -> Option<String> {
+    let mut c = ClientConfig::new();
+    for (k, v) in config {
+        c.set(k, v);
+    }
+    c.set("group.id", "mm2-diagnose");
+    let consumer: BaseConsumer<LastError> = c.create_with_context(LastError::default()).ok()?;
+    let _ = consumer.fetch_metadata(None, timeout.min(Duration::from_secs(5)));
+    for _ in 0..10 {
+        if let Some(why) = consumer.context().get() {
+            return Some(why);
+        }
+        let _ = consumer.poll(Duration::from_millis(100));
+    }
+    consumer.context().get()
+}
+
+impl ConsumerContext for LastError {}
 
 /// An admin client of one cluster, named by its alias in errors.
 #[derive(Clone)]
 pub struct Admin {
     client: Arc<AdminClient<DefaultClientContext>>,
+    /// The client's settings, to diagnose a failure with ([`diagnose`]).
+    config: BTreeMap<String, String>,
     alias: String,
     timeout: Duration,
 }
@@ -40,8 +84,25 @@ impl Admin {
         })?;
         Ok(Self {
             client: Arc::new(client),
+            config: config.clone(),
             alias: alias.to_owned(),
             timeout,
+        })
+    }
+
+    /// `r`, its error completed with why the cluster did not answer (see [`diagnose`]).
+    pub async fn explained<T>(&self, r: Result<T>) -> Result<T> {
+        let Err(e) = r else {
+            return r;
+        };
+        let (config, timeout) = (self.config.clone(), self.timeout);
+        let why = tokio::task::spawn_blocking(move || diagnose(&config, timeout))
+            .await
+            .ok()
+            .flatten();
+        Err(match why {
+            Some(why) => ConnectError::retriable(format!("{} ({why})", e.message())),
+            None => e,
         })
     }
 

@@ -213,10 +213,14 @@ impl SourceConnector for MirrorSourceConnector {
                 c.admin_timeout,
             )?;
             admin
-                .create_compacted_topic(
-                    &c.offset_syncs_topic(),
-                    1,
-                    c.offset_syncs_replication_factor,
+                .explained(
+                    admin
+                        .create_compacted_topic(
+                            &c.offset_syncs_topic(),
+                            1,
+                            c.offset_syncs_replication_factor,
+                        )
+                        .await,
                 )
                 .await?;
         }
@@ -225,7 +229,22 @@ impl SourceConnector for MirrorSourceConnector {
             source,
             target,
         };
-        let first = refresher.refresh().await?;
+        let first = match refresher.refresh().await {
+            Ok(first) => first,
+            // Which cluster failed is in the message; both are asked why.
+            Err(e) => {
+                let e = refresher
+                    .source
+                    .explained(Err::<(), _>(e))
+                    .await
+                    .unwrap_err();
+                return Err(refresher
+                    .target
+                    .explained(Err::<(), _>(e))
+                    .await
+                    .unwrap_err());
+            }
+        };
         tracing::info!(connector = %ctx.connector_name, partitions = first.len(), "started replicating");
         lock(&self.known).source = first;
         if let Some(interval) = c.refresh_topics {
