@@ -13,6 +13,9 @@
 //! the target (high watermarks polled every 100 ms; under exactly-once the committed count is
 //! checked at the end), the worker's CPU seconds and records per CPU second, its peak RSS.
 //!
+//! `MM2_BENCH_EXTRA` (a JSON object) adds keys to the connector config, e.g.
+//! `{"source.consumer.fetch.max.bytes": "10485760"}`.
+//!
 //! Run: `CONNECT_WORKER_BIN=target/release/connect-worker cargo run --release -p connect-tests
 //! --bin mm2_bench -- [records] [size] [tasks] [modes]` (defaults 1000000 100 4 alo,eos).
 
@@ -124,6 +127,14 @@ async fn run(mode: &str, source: &str, topic: &str, records: u64, size: usize, t
             .as_object_mut()
             .unwrap()
             .extend(extra.as_object().unwrap().clone());
+    }
+    if let Ok(extra) = std::env::var("MM2_BENCH_EXTRA") {
+        let extra: serde_json::Value =
+            serde_json::from_str(&extra).expect("MM2_BENCH_EXTRA is a JSON object");
+        config
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().expect("a JSON object").clone());
     }
     create_connector(&w, "mm2-bench", config).await;
     eventually(Duration::from_secs(120), "tasks running", || {
