@@ -206,4 +206,42 @@ mod tests {
         assert_eq!(Heartbeat::decode(&h.key(), &h.value()), Some(h));
         assert_eq!(OffsetSync::decode(b"\x00", b""), None);
     }
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Golden bytes from kafka-clients 4.4's protocol types with the schemas of
+    /// connect-mirror-client 4.4's classes (`FormatsGolden.java` beside this file prints them).
+    #[test]
+    fn bytes_match_kafka_clients_serialization() {
+        let sync = OffsetSync {
+            topic: "topic1".into(),
+            partition: 2,
+            upstream_offset: 3,
+            downstream_offset: 4,
+        };
+        assert_eq!(hex(&sync.key()), "0006746f7069633100000002");
+        assert_eq!(hex(&sync.value()), "00000000000000030000000000000004");
+        let cp = Checkpoint {
+            group: "g".into(),
+            topic: "a.t".into(),
+            partition: 1,
+            upstream_offset: 10,
+            downstream_offset: 7,
+            metadata: "m\u{e9}".into(),
+        };
+        assert_eq!(hex(&cp.key()), "0001670003612e7400000001");
+        assert_eq!(
+            hex(&cp.value()),
+            "0000000000000000000a000000000000000700036dc3a9"
+        );
+        let hb = Heartbeat {
+            source_alias: "us".into(),
+            target_alias: "eu".into(),
+            timestamp: 1_733_400_000_000,
+        };
+        assert_eq!(hex(&hb.key()), "0002757300026575");
+        assert_eq!(hex(&hb.value()), "00000000019396b0f600");
+    }
 }
