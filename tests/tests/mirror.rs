@@ -595,6 +595,42 @@ fn read_from(
     out
 }
 
+/// The last checkpoint of each partition of `group` in `topic` on `bootstrap`:
+/// (upstream, downstream), each record checked to be Apache's format for `group` and `remote`.
+fn latest_checkpoints(
+    bootstrap: &str,
+    topic: &str,
+    group: &str,
+    remote: &str,
+) -> BTreeMap<i32, (i64, i64)> {
+    let mut latest = BTreeMap::new();
+    for r in read(bootstrap, topic, Isolation::ReadCommitted) {
+        let (k, v) = (
+            r.key_bytes.as_deref().unwrap(),
+            r.value_bytes.as_deref().unwrap(),
+        );
+        let string = |b: &[u8], at: usize| -> (String, usize) {
+            let len = i16::from_be_bytes([b[at], b[at + 1]]) as usize;
+            (
+                String::from_utf8(b[at + 2..at + 2 + len].to_vec()).unwrap(),
+                at + 2 + len,
+            )
+        };
+        let (g, at) = string(k, 0);
+        let (t, at) = string(k, at);
+        if g != group {
+            continue;
+        }
+        let partition = i32::from_be_bytes(k[at..at + 4].try_into().unwrap());
+        assert_eq!(i16::from_be_bytes([v[0], v[1]]), 0, "checkpoint version 0");
+        let upstream = i64::from_be_bytes(v[2..10].try_into().unwrap());
+        let downstream = i64::from_be_bytes(v[10..18].try_into().unwrap());
+        assert_eq!(t, remote, "checkpoints name the remote topic");
+        latest.insert(partition, (upstream, downstream));
+    }
+    latest
+}
+
 /// A consumer group reads half of a source topic (written in transactions, some aborted) and
 /// stops; checkpoints translate its offsets, `sync.group.offsets.enabled` writes them to the
 /// (idle) group on the target, and the group, moved there, reads the rest: no number skipped,
@@ -685,16 +721,25 @@ async fn a_consumer_group_moved_to_the_target_skips_nothing() {
     })
     .await;
     let (tb, r, g) = (target.clone(), remote.clone(), group.clone());
+    let ct = format!("{alias}.checkpoints.internal");
     let target_positions = eventually(
         Duration::from_secs(90),
         "the group's offsets on the target",
         || {
-            let (tb, r, g) = (tb.clone(), r.clone(), g.clone());
+            let (tb, r, g, ct) = (tb.clone(), r.clone(), g.clone(), ct.clone());
             async move {
-                let c = tokio::task::spawn_blocking(move || committed(&tb, &g, &r, partitions))
-                    .await
-                    .unwrap();
-                c.iter().all(|o| *o >= 0).then_some(c)
+                tokio::task::spawn_blocking(move || {
+                    let c = committed(&tb, &g, &r, partitions);
+                    // The group's offsets are the last checkpoint's (a checkpoint made while the
+                    // copy was under way is overtaken by a later one, and the group moved on).
+                    let latest = latest_checkpoints(&tb, &ct, &g, &r);
+                    let done = (0..partitions).all(|p| {
+                        c[p as usize] >= 0 && latest.get(&p).map(|l| l.1) == Some(c[p as usize])
+                    });
+                    done.then_some(c)
+                })
+                .await
+                .unwrap()
             }
         },
     )
@@ -740,32 +785,15 @@ async fn a_consumer_group_moved_to_the_target_skips_nothing() {
     println!("{reread} records re-read after the move");
 
     // Checkpoints (Apache's format) name the group, the remote topic and both offsets.
-    let (tb, ct) = (target.clone(), format!("{alias}.checkpoints.internal"));
-    let checkpoints = tokio::task::spawn_blocking(move || read(&tb, &ct, Isolation::ReadCommitted))
+    let (tb, ct, g, r) = (
+        target.clone(),
+        format!("{alias}.checkpoints.internal"),
+        group.clone(),
+        remote.clone(),
+    );
+    let latest = tokio::task::spawn_blocking(move || latest_checkpoints(&tb, &ct, &g, &r))
         .await
         .unwrap();
-    let mut latest: BTreeMap<i32, (i64, i64)> = BTreeMap::new();
-    for r in &checkpoints {
-        let (k, v) = (
-            r.key_bytes.as_deref().unwrap(),
-            r.value_bytes.as_deref().unwrap(),
-        );
-        let string = |b: &[u8], at: usize| -> (String, usize) {
-            let len = i16::from_be_bytes([b[at], b[at + 1]]) as usize;
-            (
-                String::from_utf8(b[at + 2..at + 2 + len].to_vec()).unwrap(),
-                at + 2 + len,
-            )
-        };
-        let (g, at) = string(k, 0);
-        let (t, at) = string(k, at);
-        let partition = i32::from_be_bytes(k[at..at + 4].try_into().unwrap());
-        assert_eq!(i16::from_be_bytes([v[0], v[1]]), 0, "checkpoint version 0");
-        let upstream = i64::from_be_bytes(v[2..10].try_into().unwrap());
-        let downstream = i64::from_be_bytes(v[10..18].try_into().unwrap());
-        assert_eq!((g.as_str(), t.as_str()), (group.as_str(), remote.as_str()));
-        latest.insert(partition, (upstream, downstream));
-    }
     for p in 0..partitions {
         assert_eq!(
             latest.get(&p),
