@@ -43,6 +43,7 @@ use super::admin::Admin;
 use super::config::*;
 use super::formats::{Checkpoint, OffsetSync};
 use super::offset_sync_store::OffsetSyncStore;
+use super::typed::*;
 
 pub const GROUP_KEY: &str = "group";
 pub const TOPIC_KEY: &str = "topic";

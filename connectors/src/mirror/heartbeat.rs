@@ -19,6 +19,7 @@ use super::admin::Admin;
 use super::config::*;
 use super::formats::Heartbeat;
 use super::policy::HEARTBEATS_TOPIC;
+use super::typed::*;
 
 pub const SOURCE_CLUSTER_ALIAS_KEY: &str = "sourceClusterAlias";
 pub const TARGET_CLUSTER_ALIAS_KEY: &str = "targetClusterAlias";

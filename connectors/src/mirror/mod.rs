@@ -1,7 +1,8 @@
 //! MirrorMaker 2 on this worker: Apache's `connect-mirror` connectors under Apache's class
 //! names, keys, defaults, topic names, record formats and offsets.
 //!
-//! - [`config`]: the keys and the Kafka client configs built from them.
+//! - [`config`]: the keys, their validation and the Kafka client configs built from them.
+//! - [`typed`]: the configs after validation, typed.
 //! - [`policy`]: remote topic naming (`DefaultReplicationPolicy`, `IdentityReplicationPolicy`).
 //! - [`formats`]: offset-sync, checkpoint and heartbeat records, byte for byte.
 //! - [`admin`]: listing and creating topics on either cluster.
@@ -20,6 +21,7 @@ pub mod offset_sync_store;
 pub mod offset_syncs;
 pub mod policy;
 pub mod source;
+pub mod typed;
 
 pub use checkpoint::{MirrorCheckpointConnector, MirrorCheckpointTask};
 pub use heartbeat::{MirrorHeartbeatConnector, MirrorHeartbeatTask};

@@ -51,6 +51,7 @@ use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 use super::admin::{Admin, TopicConfigs};
 use super::config::*;
 use super::offset_syncs::OffsetSyncWriter;
+use super::typed::*;
 
 /// Partition map keys (Apache's `MirrorUtils`).
 pub const CLUSTER_KEY: &str = "cluster";
