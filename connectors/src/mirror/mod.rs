@@ -9,6 +9,7 @@
 //! - [`offset_syncs`]: which offset syncs a source task writes, and the writer.
 //! - [`source`]: `MirrorSourceConnector` and its task.
 //! - [`checkpoint`]: `MirrorCheckpointConnector` and its task (checkpoints, group offset sync).
+//! - `group_offsets`: consumer-group offsets read and written without joining the group.
 //! - [`heartbeat`]: `MirrorHeartbeatConnector` and its task.
 //! - [`offset_sync_store`]: Apache's `OffsetSyncStore`, offset translation for checkpoints.
 
@@ -16,6 +17,7 @@ pub mod admin;
 pub mod checkpoint;
 pub mod config;
 pub mod formats;
+mod group_offsets;
 pub mod heartbeat;
 pub mod offset_sync_store;
 pub mod offset_syncs;
