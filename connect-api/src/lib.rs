@@ -12,6 +12,7 @@
 //! - [`connector`]: the source/sink connector and task traits, their contexts, the erased twins.
 //! - [`converter`]: [`Converter`]s (JSON, string, bytes) and header converters, looked up by class name.
 //! - [`file_access`]: the local directories the worker lets connectors read and write.
+//! - [`kafka_clients`]: Java client keys to librdkafka's, for connectors with their own clients.
 //! - [`plugin`]: the [`PluginRegistry`] that lists and instantiates connectors by class or alias.
 
 pub mod cancel;
@@ -21,6 +22,7 @@ pub mod converter;
 pub mod data;
 pub mod error;
 pub mod file_access;
+pub mod kafka_clients;
 pub mod plugin;
 pub mod record;
 

@@ -5,6 +5,7 @@
 //! - [`file`]: `FileStreamSource` / `FileStreamSink`, offset-compatible with Kafka's.
 //! - [`jdbc`]: Postgres table source, upsert sink, offsets-with-data sink.
 //! - [`cdc`]: Postgres change data capture (logical replication, Debezium's record format).
+//! - [`mirror`]: MirrorMaker 2 (`MirrorSourceConnector`), Apache's keys, topics and formats.
 //! - [`objectstore`]: files per topic-partition with deterministic names (local, S3), also as
 //!   Confluent's S3 sink (`io.confluent.connect.s3.S3SinkConnector`: JSON, ByteArray, Avro,
 //!   Parquet; its partitioners and object names).
@@ -16,6 +17,7 @@
 pub mod cdc;
 pub mod file;
 pub mod jdbc;
+pub mod mirror;
 pub mod objectstore;
 pub mod testing;
 pub mod verifiable;
@@ -80,6 +82,27 @@ pub fn builtin_plugins() -> PluginRegistry {
             task_class: jdbc::OFFSETS_SINK_TASK_CLASS,
             task_aliases: &[],
         })
+        .register_source::<mirror::MirrorSourceConnector>(PluginDesc {
+            class: mirror::SOURCE_CONNECTOR_CLASS,
+            aliases: &[],
+            version: VERSION,
+            task_class: mirror::SOURCE_TASK_CLASS,
+            task_aliases: &[],
+        })
+        .register_source::<mirror::MirrorCheckpointConnector>(PluginDesc {
+            class: mirror::CHECKPOINT_CONNECTOR_CLASS,
+            aliases: &[],
+            version: VERSION,
+            task_class: mirror::CHECKPOINT_TASK_CLASS,
+            task_aliases: &[],
+        })
+        .register_source::<mirror::MirrorHeartbeatConnector>(PluginDesc {
+            class: mirror::HEARTBEAT_CONNECTOR_CLASS,
+            aliases: &[],
+            version: VERSION,
+            task_class: mirror::HEARTBEAT_TASK_CLASS,
+            task_aliases: &[],
+        })
         .register_sink::<objectstore::ObjectStoreSinkConnector>(PluginDesc {
             class: objectstore::SINK_CONNECTOR_CLASS,
             aliases: &[],
@@ -107,7 +130,7 @@ mod tests {
     fn registry_resolves_java_names_and_aliases() {
         let r = builtin_plugins();
         let plugins = r.connector_plugins();
-        assert_eq!(plugins.len(), 8);
+        assert_eq!(plugins.len(), 12);
         let json = serde_json::to_value(&plugins[0]).unwrap();
         assert!(
             json.get("class").is_some()

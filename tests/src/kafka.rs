@@ -99,6 +99,8 @@ pub struct Record {
     pub value_bytes: Option<Vec<u8>>,
     /// Header names and values (as UTF-8, lossily).
     pub headers: Vec<(String, String)>,
+    /// The record's timestamp (milliseconds), when it has one.
+    pub timestamp: Option<i64>,
 }
 
 /// One poll of a reader: a record, or `None` when nothing came (or the topic does not exist
@@ -117,6 +119,7 @@ fn poll_record(consumer: &BaseConsumer, topics: &[&str]) -> Option<Record> {
             value: m.payload().map(|v| String::from_utf8_lossy(v).into_owned()),
             key_bytes: m.key().map(<[u8]>::to_vec),
             value_bytes: m.payload().map(<[u8]>::to_vec),
+            timestamp: m.timestamp().to_millis(),
             headers: m
                 .headers()
                 .map(|hs| {

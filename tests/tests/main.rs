@@ -22,6 +22,7 @@ mod kafka_transactions;
 mod logging;
 mod metrics;
 mod migration;
+mod mirror;
 mod postgres_tls;
 mod producer_faults;
 mod registry;

@@ -235,6 +235,10 @@ async fn main() -> anyhow::Result<()> {
     let cli = parse_cli();
     // The schema registry converters join the built-in ones for every subcommand.
     connect_registry::install();
+    // Connectors with Kafka clients of their own (MirrorMaker 2) get the worker's translation.
+    connect_api::kafka_clients::install(Box::new(
+        connect_worker::config::clients::ConnectorClientTranslator,
+    ));
     match cli.command {
         Some(Command::Check {
             worker_properties,

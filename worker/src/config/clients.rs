@@ -304,6 +304,48 @@ impl ClientSettings {
     }
 }
 
+/// The translation above, for connectors that open their own clients
+/// ([`connect_api::kafka_clients`]; installed by `main`).
+pub struct ConnectorClientTranslator;
+
+impl connect_api::kafka_clients::ClientTranslator for ConnectorClientTranslator {
+    fn librdkafka(
+        &self,
+        kind: connect_api::kafka_clients::ClientKind,
+        prefix: &str,
+        pairs: &BTreeMap<String, String>,
+    ) -> Result<BTreeMap<String, String>, Vec<connect_api::kafka_clients::ClientKeyError>> {
+        use connect_api::kafka_clients::{ClientKeyError as ApiError, ClientKind as ApiKind};
+        let api_errors = |errors: Vec<ClientKeyError>| {
+            errors
+                .into_iter()
+                .map(|e| ApiError {
+                    key: e.key,
+                    reason: e.reason,
+                })
+                .collect::<Vec<_>>()
+        };
+        let kind = match kind {
+            ApiKind::Producer => ClientKind::Producer,
+            ApiKind::Consumer => ClientKind::Consumer,
+            ApiKind::Admin => ClientKind::Admin,
+        };
+        let settings = ClientSettings::translate(
+            kind,
+            prefix,
+            pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        )
+        .map_err(api_errors)?;
+        let mut c = ClientConfig::new();
+        settings.apply(&mut c).map_err(api_errors)?;
+        // `config_map` hides secrets ("[sanitized for safety]"): read each value with `get`.
+        Ok(c.config_map()
+            .into_keys()
+            .filter_map(|k| Some((k.to_owned(), c.get(k)?.to_owned())))
+            .collect())
+    }
+}
+
 /// Key prefixes of a connector's client overrides.
 pub const PRODUCER_OVERRIDE_PREFIX: &str = "producer.override.";
 pub const CONSUMER_OVERRIDE_PREFIX: &str = "consumer.override.";

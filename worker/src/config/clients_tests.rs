@@ -305,3 +305,34 @@ fn auto_offset_reset_takes_javas_values_only() {
         assert_eq!(e[0].key, "consumer.override.auto.offset.reset", "{bad}");
     }
 }
+
+/// Connectors with their own clients (MirrorMaker 2) get the same translation: Java's SASL
+/// keys become librdkafka's, and a key neither knows is an error naming it.
+#[test]
+fn connectors_translate_java_client_keys_through_the_worker() {
+    use connect_api::kafka_clients::{ClientKind as Kind, ClientTranslator};
+    let pairs: BTreeMap<String, String> = [
+        ("bootstrap.servers", "b:9092"),
+        ("security.protocol", "SASL_PLAINTEXT"),
+        ("sasl.mechanism", "PLAIN"),
+        (
+            "sasl.jaas.config",
+            "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\"p\";",
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
+    let out = ConnectorClientTranslator
+        .librdkafka(Kind::Consumer, "source.cluster.", &pairs)
+        .unwrap();
+    assert_eq!(out["bootstrap.servers"], "b:9092");
+    assert_eq!(out["sasl.username"], "u");
+    assert_eq!(out["sasl.password"], "p");
+    assert!(!out.contains_key("sasl.jaas.config"));
+    let bad: BTreeMap<String, String> = [("no.such.key".to_owned(), "1".to_owned())].into();
+    let e = ConnectorClientTranslator
+        .librdkafka(Kind::Admin, "source.admin.", &bad)
+        .unwrap_err();
+    assert_eq!(e[0].key, "source.admin.no.such.key");
+}

@@ -231,6 +231,13 @@ pub(crate) fn try_send(
     match producer.send_result(record.as_future_record()) {
         Ok(f) => Ok(Some(f)),
         Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), _)) => Ok(None),
+        Err((KafkaError::MessageProduction(RDKafkaErrorCode::UnknownPartition), _))
+            if record
+                .partition
+                .is_some_and(|p| partition_appeared(producer, &record.topic, p)) =>
+        {
+            Ok(None)
+        }
         Err((KafkaError::MessageProduction(code), _)) if is_unknown_topic(code) => {
             Err(ConnectError::fatal(unknown_topic_message(&record.topic)))
         }
@@ -238,6 +245,28 @@ pub(crate) fn try_send(
             "failed to send record to topic {}: {e}",
             record.topic
         ))),
+    }
+}
+
+/// librdkafka fails a record for a partition its metadata does not have yet at once (a
+/// partition added since: MirrorMaker's remote topics grow with their source), where Java's
+/// producer waits for it in `send`. Asks for the topic's metadata, which updates the
+/// producer's, and says whether the partition is there now (then the caller sends again).
+fn partition_appeared(producer: &FutureProducer, topic: &str, partition: i32) -> bool {
+    use rdkafka::producer::Producer;
+    let fetch = || {
+        producer
+            .client()
+            .fetch_metadata(Some(topic), Duration::from_secs(10))
+            .ok()
+            .and_then(|md| md.topics().first().map(|t| t.partitions().len()))
+            .is_some_and(|n| usize::try_from(partition).is_ok_and(|p| p < n))
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(fetch)
+        }
+        _ => fetch(),
     }
 }
 

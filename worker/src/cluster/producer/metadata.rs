@@ -40,6 +40,34 @@ impl TransactionalProducer {
         }
     }
 
+    /// The partition count of `topic` once it has `partition` (a partition added since the
+    /// metadata was read: Java's producer waits for it in `send`, up to `max.block.ms`; here
+    /// metadata is asked again until the delivery timeout). The count, whatever it is then.
+    pub(super) async fn partition_count_with(
+        &mut self,
+        topic: &str,
+        partition: Option<i32>,
+    ) -> Result<i32, ProducerError> {
+        let n = self.partition_count(topic).await?;
+        let Some(p) = partition.filter(|p| *p >= n) else {
+            return Ok(n);
+        };
+        let deadline = Instant::now() + self.settings.delivery_timeout;
+        let mut backoff = Duration::from_millis(20);
+        loop {
+            match self.refresh_metadata(&[topic.to_owned()]).await {
+                Ok(()) | Err(Retry::Now(_)) => {}
+                Err(Retry::Never(e)) => return Err(e),
+            }
+            let n = self.topics.get(topic).map_or(0, |m| m.leaders.len() as i32);
+            if p < n || Instant::now() >= deadline {
+                return Ok(n);
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_secs(1));
+        }
+    }
+
     /// Metadata of `topics` (and the brokers) through any known broker.
     pub(super) async fn refresh_metadata(&mut self, topics: &[String]) -> Result<(), Retry> {
         let timeout = self.settings.request_timeout;

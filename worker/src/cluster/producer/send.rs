@@ -23,7 +23,9 @@ impl TransactionalProducer {
     /// place among the transaction's records ([`RecordSlot::nth`]).
     pub async fn send(&mut self, record: OutRecord) -> Result<RecordSlot, ProducerError> {
         self.check_usable()?;
-        let partitions = self.partition_count(&record.topic).await?;
+        let partitions = self
+            .partition_count_with(&record.topic, record.partition)
+            .await?;
         self.append(record, partitions, now_ms())
     }
 
@@ -44,9 +46,16 @@ impl TransactionalProducer {
         let mut known: Option<(String, i32)> = None;
         for record in records {
             let partitions = match &known {
-                Some((topic, n)) if *topic == record.topic => *n,
+                Some((topic, n))
+                    if *topic == record.topic && record.partition.is_none_or(|p| p < *n) =>
+                {
+                    *n
+                }
                 _ => {
-                    let n = match self.partition_count(&record.topic).await {
+                    let n = match self
+                        .partition_count_with(&record.topic, record.partition)
+                        .await
+                    {
                         Ok(n) => n,
                         Err(e) => return Err((record.topic, e)),
                     };

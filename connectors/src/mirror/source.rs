@@ -1,0 +1,676 @@
+//! `MirrorSourceConnector` and `MirrorSourceTask`: topics of the source cluster copied to
+//! remote topics of the target cluster, record by record (key, value, headers, timestamp and
+//! partition kept as bytes), with Apache's source partitions `{"cluster","partition","topic"}`
+//! and offsets `{"offset"}`, so an Apache deployment's offsets carry over both ways.
+//!
+//! ```text
+//!  connector: list source topics ─ filter (topics, topics.exclude, internal, cycles)
+//!             ─ create remote topics / partitions on the target ─ task configs
+//!             (partitions round-robin) ─ every refresh.topics.interval.seconds: again,
+//!             and a task reconfiguration when the set changed
+//!  task:      assign + seek (stored offset + 1) ─ poll ─ records ─ runtime (transaction)
+//!             ─ commit_record: offset syncs ─ commit: delayed syncs promoted
+//! ```
+//!
+//! # Guarantees
+//!
+//! - With `exactly.once.support=required` the records and their source offsets are written
+//!   in one transaction by the runtime; the source consumer must read `read_committed`
+//!   (validated), so aborted source transactions are not copied.
+//! - A task resumes at its stored offset + 1 per partition; partitions without one start at
+//!   `auto.offset.reset` (`earliest` unless configured), as Apache's task.
+//!
+//! # Errors
+//!
+//! - Keys this worker does not implement, equal aliases and unknown policies are validation
+//!   errors. A source cluster the connector cannot list within `admin.timeout.ms` fails the
+//!   connector; a task whose source cluster keeps failing (unreachable, refused credentials)
+//!   for `admin.timeout.ms` fails with the last client error (Apache's task logs and keeps
+//!   polling); the worker's `auto.restart.*` restarts it.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use connect_api::config::{ConfigDef, ConfigMap, ConfigValue};
+use connect_api::connector::{
+    ConnectorContext, ExactlyOnceSupport, RecordMetadata, SourceConnector, SourceOffsets,
+    SourceTask, SourceTaskContext,
+};
+use connect_api::data::{Schema, Value};
+use connect_api::error::{ConnectError, Result};
+use connect_api::kafka_clients::ClientKind;
+use connect_api::record::{Headers, SourcePartition, SourceRecord, json_map};
+use futures::FutureExt;
+use rdkafka::consumer::{Consumer, StreamConsumer};
+use rdkafka::error::KafkaError;
+use rdkafka::message::{BorrowedMessage, Headers as _, Message};
+use rdkafka::{ClientConfig, Offset, TopicPartitionList};
+
+use super::admin::{Admin, TopicConfigs};
+use super::config::*;
+use super::offset_syncs::OffsetSyncWriter;
+use super::typed::*;
+
+/// Partition map keys (Apache's `MirrorUtils`).
+pub const CLUSTER_KEY: &str = "cluster";
+pub const TOPIC_KEY: &str = "topic";
+pub const PARTITION_KEY: &str = "partition";
+pub const OFFSET_KEY: &str = "offset";
+
+/// Apache's `wrapPartition`, in the key order of the `HashMap` Java fills (the offsets
+/// topic's key bytes must be the same for Apache's offsets to be found here and back).
+pub fn wrap_partition(alias: &str, topic: &str, partition: i32) -> SourcePartition {
+    let mut m = SourcePartition::with_capacity(3);
+    m.insert(CLUSTER_KEY.to_owned(), alias.into());
+    m.insert(PARTITION_KEY.to_owned(), partition.into());
+    m.insert(TOPIC_KEY.to_owned(), topic.into());
+    m
+}
+
+fn unwrap_partition(p: &SourcePartition) -> Option<(String, i32)> {
+    let topic = p.get(TOPIC_KEY)?.as_str()?.to_owned();
+    let partition = i32::try_from(p.get(PARTITION_KEY)?.as_i64()?).ok()?;
+    Some((topic, partition))
+}
+
+/// `topic-partition` as Java's `TopicPartition.toString`, and back (split at the last `-`).
+pub fn encode_tp(topic: &str, partition: i32) -> String {
+    format!("{topic}-{partition}")
+}
+
+pub fn decode_tp(s: &str) -> Option<(String, i32)> {
+    let (topic, partition) = s.trim().rsplit_once('-')?;
+    Some((topic.to_owned(), partition.parse().ok()?))
+}
+
+/// What the connector knows of the two clusters, shared with its refresh loop.
+#[derive(Default)]
+struct Known {
+    /// Source topic-partitions to replicate, sorted.
+    source: Vec<(String, i32)>,
+}
+
+#[derive(Default)]
+pub struct MirrorSourceConnector {
+    config: Option<MirrorSourceConfig>,
+    known: Arc<Mutex<Known>>,
+    refresher: Option<tokio::task::JoinHandle<()>>,
+}
+
+fn lock(known: &Mutex<Known>) -> std::sync::MutexGuard<'_, Known> {
+    known.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The admin side of the connector: one refresh of topics and remote topics.
+struct Refresher {
+    config: MirrorSourceConfig,
+    source: Admin,
+    target: Admin,
+}
+
+impl Refresher {
+    /// Source topic-partitions to replicate, after creating what the target lacks.
+    async fn refresh(&self) -> Result<Vec<(String, i32)>> {
+        let c = &self.config;
+        let source_topics: BTreeMap<String, i32> = self
+            .source
+            .topic_partitions()
+            .await?
+            .into_iter()
+            .filter(|(t, _)| c.should_replicate_topic(t))
+            .collect();
+        let target_topics = self.target.topic_partitions().await?;
+        for (topic, &count) in &source_topics {
+            let remote = c.policy.format_remote_topic(&c.source_alias, topic);
+            match target_topics.get(&remote) {
+                None => {
+                    let configs = if c.sync_topic_configs {
+                        self.source
+                            .replicable_configs(topic, &c.config_properties_exclude)
+                            .await?
+                    } else {
+                        TopicConfigs::new()
+                    };
+                    if self
+                        .target
+                        .create_topic(&remote, count, c.replication_factor, &configs)
+                        .await?
+                    {
+                        tracing::info!(topic = %remote, partitions = count, "created remote topic");
+                    }
+                }
+                Some(&have) if have < count => {
+                    self.target.create_partitions(&remote, count).await?;
+                    tracing::info!(topic = %remote, partitions = count, "increased remote topic partitions");
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(source_topics
+            .into_iter()
+            .flat_map(|(t, n)| (0..n).map(move |p| (t.clone(), p)))
+            .collect())
+    }
+}
+
+#[async_trait]
+impl SourceConnector for MirrorSourceConnector {
+    type Task = MirrorSourceTask;
+
+    fn version(&self) -> String {
+        crate::VERSION.to_owned()
+    }
+
+    fn config_def(&self) -> ConfigDef {
+        source_config_def()
+    }
+
+    fn validate(&self, config: &ConfigMap) -> Vec<ConfigValue> {
+        validate(config, MirrorConnector::Source)
+    }
+
+    async fn start(&mut self, ctx: ConnectorContext, config: ConfigMap) -> Result<()> {
+        let c = MirrorSourceConfig::parse(&config)?;
+        self.config = Some(c.clone());
+        if !c.enabled {
+            return Ok(());
+        }
+        if config.contains_key(SYNC_TOPIC_CONFIGS_INTERVAL_SECONDS) {
+            tracing::warn!(
+                connector = %ctx.connector_name,
+                "topic configs are copied when a remote topic is created; later changes on the source are not followed here, so {SYNC_TOPIC_CONFIGS_INTERVAL_SECONDS} has no effect"
+            );
+        }
+        let source = Admin::new(
+            &c.client(
+                Cluster::Source,
+                ClientKind::Admin,
+                "replication-source-admin",
+            )?,
+            &c.source_alias,
+            c.admin_timeout,
+        )?;
+        let target = Admin::new(
+            &c.client(
+                Cluster::Target,
+                ClientKind::Admin,
+                "replication-target-admin",
+            )?,
+            &c.target_alias,
+            c.admin_timeout,
+        )?;
+        if c.emit_offset_syncs {
+            let cluster = c.offset_syncs_cluster();
+            let role = if cluster == Cluster::Source {
+                "offset-syncs-source-admin"
+            } else {
+                "offset-syncs-target-admin"
+            };
+            let admin = Admin::new(
+                &c.client(cluster, ClientKind::Admin, role)?,
+                &c.source_alias,
+                c.admin_timeout,
+            )?;
+            admin
+                .explained(
+                    admin
+                        .create_compacted_topic(
+                            &c.offset_syncs_topic(),
+                            1,
+                            c.offset_syncs_replication_factor,
+                        )
+                        .await,
+                )
+                .await?;
+        }
+        let refresher = Refresher {
+            config: c.clone(),
+            source,
+            target,
+        };
+        let first = match refresher.refresh().await {
+            Ok(first) => first,
+            // Which cluster failed is in the message; both are asked why.
+            Err(e) => {
+                let e = refresher
+                    .source
+                    .explained(Err::<(), _>(e))
+                    .await
+                    .unwrap_err();
+                return Err(refresher
+                    .target
+                    .explained(Err::<(), _>(e))
+                    .await
+                    .unwrap_err());
+            }
+        };
+        tracing::info!(connector = %ctx.connector_name, partitions = first.len(), "started replicating");
+        lock(&self.known).source = first;
+        if let Some(interval) = c.refresh_topics {
+            let known = self.known.clone();
+            self.refresher = Some(tokio::spawn(async move {
+                loop {
+                    tokio::select! {
+                        () = ctx.cancellation.cancelled() => return,
+                        () = tokio::time::sleep(interval) => {}
+                    }
+                    match refresher.refresh().await {
+                        Ok(now) => {
+                            let changed = {
+                                let mut k = lock(&known);
+                                let changed = k.source != now;
+                                k.source = now;
+                                changed
+                            };
+                            if changed {
+                                tracing::info!(connector = %ctx.connector_name, "source topic-partitions changed");
+                                ctx.request_task_reconfiguration();
+                            }
+                        }
+                        Err(e) => {
+                            tracing::warn!(connector = %ctx.connector_name, error = %e, "refreshing topics failed")
+                        }
+                    }
+                }
+            }));
+        }
+        Ok(())
+    }
+
+    fn task_configs(&self, max_tasks: usize) -> Result<Vec<ConfigMap>> {
+        let Some(c) = &self.config else {
+            return Ok(Vec::new());
+        };
+        let known = lock(&self.known);
+        if !c.enabled || known.source.is_empty() || max_tasks == 0 {
+            return Ok(Vec::new());
+        }
+        let n = max_tasks.min(known.source.len());
+        let mut by_task: Vec<Vec<String>> = vec![Vec::new(); n];
+        for (i, (t, p)) in known.source.iter().enumerate() {
+            by_task[i % n].push(encode_tp(t, *p));
+        }
+        Ok(by_task
+            .into_iter()
+            .enumerate()
+            .map(|(i, tps)| {
+                let mut props = c.props.clone();
+                props.insert(TASK_TOPIC_PARTITIONS.to_owned(), tps.join(","));
+                props.insert(TASK_INDEX.to_owned(), i.to_string());
+                props
+            })
+            .collect())
+    }
+
+    async fn stop(&mut self) -> Result<()> {
+        if let Some(h) = self.refresher.take() {
+            h.abort();
+        }
+        Ok(())
+    }
+
+    fn exactly_once_support(&self, config: &ConfigMap) -> ExactlyOnceSupport {
+        if consumer_uses_read_committed(config) {
+            ExactlyOnceSupport::Supported
+        } else {
+            ExactlyOnceSupport::Unsupported
+        }
+    }
+
+    /// Apache's checks: partitions `{"cluster": string, "topic": string, "partition": int}`,
+    /// offsets `{"offset": long >= 0}` (or null).
+    async fn alter_offsets(&self, _config: &ConfigMap, offsets: &SourceOffsets) -> Result<bool> {
+        for (partition, offset) in offsets {
+            let Some(offset) = offset else { continue };
+            for k in [CLUSTER_KEY, TOPIC_KEY] {
+                if !partition.get(k).is_some_and(serde_json::Value::is_string) {
+                    return Err(ConnectError::config(format!(
+                        "Source partition {} must contain a string value for key '{k}'",
+                        serde_json::Value::Object(partition.clone())
+                    )));
+                }
+            }
+            if partition
+                .get(PARTITION_KEY)
+                .and_then(serde_json::Value::as_i64)
+                .and_then(|p| i32::try_from(p).ok())
+                .is_none()
+            {
+                return Err(ConnectError::config(format!(
+                    "Source partition {} must contain an integer value for key '{PARTITION_KEY}'",
+                    serde_json::Value::Object(partition.clone())
+                )));
+            }
+            if offset
+                .get(OFFSET_KEY)
+                .and_then(serde_json::Value::as_i64)
+                .is_none_or(|o| o < 0)
+            {
+                return Err(ConnectError::config(format!(
+                    "Offset for source partition {} must contain a non-negative integer value for key '{OFFSET_KEY}'",
+                    serde_json::Value::Object(partition.clone())
+                )));
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Copies the records of its assigned source partitions.
+#[derive(Default)]
+pub struct MirrorSourceTask {
+    state: Option<TaskState>,
+}
+
+struct TaskState {
+    ctx: SourceTaskContext,
+    config: MirrorSourceConfig,
+    consumer: Arc<StreamConsumer>,
+    max_records: usize,
+    syncs: Option<OffsetSyncWriter>,
+    /// Remote topic per source topic (formatting on every record would allocate twice).
+    remote: BTreeMap<String, String>,
+    /// Since when the source cluster has been failing, and the last error.
+    failing: Option<(Instant, String)>,
+}
+
+const DEFAULT_MAX_POLL_RECORDS: usize = 500;
+
+impl TaskState {
+    fn convert(&mut self, m: &BorrowedMessage<'_>) -> SourceRecord {
+        let topic = m.topic();
+        let remote = match self.remote.get(topic) {
+            Some(r) => r.clone(),
+            None => {
+                let r = self
+                    .config
+                    .policy
+                    .format_remote_topic(&self.config.source_alias, topic);
+                self.remote.insert(topic.to_owned(), r.clone());
+                r
+            }
+        };
+        let mut headers = Headers::new();
+        if let Some(hs) = m.headers() {
+            for h in hs.iter() {
+                let value = h.value.map_or(Value::Null, |v| Value::Bytes(v.to_vec()));
+                headers.add(h.key, Some(Schema::optional_bytes()), value);
+            }
+        }
+        let value = m
+            .payload()
+            .map_or(Value::Null, |v| Value::Bytes(v.to_vec()));
+        let value_schema = if matches!(value, Value::Null) {
+            Schema::optional_bytes()
+        } else {
+            Schema::bytes()
+        };
+        let mut record = SourceRecord::new(
+            wrap_partition(&self.config.source_alias, topic, m.partition()),
+            json_map(OFFSET_KEY, m.offset()),
+            remote,
+            Some(value_schema),
+            value,
+        )
+        .with_key(
+            Some(Schema::optional_bytes()),
+            m.key().map_or(Value::Null, |k| Value::Bytes(k.to_vec())),
+        )
+        .with_kafka_partition(m.partition());
+        if let Some(ts) = m.timestamp().to_millis() {
+            record = record.with_timestamp(ts);
+        }
+        record.headers = headers;
+        record
+    }
+
+    /// Records an error of the source cluster; fails once it lasted `admin.timeout.ms`.
+    fn on_error(&mut self, e: &KafkaError) -> Result<()> {
+        let now = Instant::now();
+        let since = self.failing.as_ref().map_or(now, |(t, _)| *t);
+        let message = e.to_string();
+        tracing::warn!(connector = %self.ctx.connector_name, task = self.ctx.task_id, error = %message, "failure polling the source cluster");
+        self.failing = Some((since, message.clone()));
+        if now.duration_since(since) >= self.config.admin_timeout {
+            return Err(ConnectError::retriable(format!(
+                "source cluster \"{}\" failing for {} s: {message}",
+                self.config.source_alias,
+                now.duration_since(since).as_secs()
+            )));
+        }
+        Ok(())
+    }
+
+    /// While failing, asks the source cluster for metadata: an answer clears the failure.
+    async fn probe(&mut self) -> Result<()> {
+        let Some((since, last)) = self.failing.clone() else {
+            return Ok(());
+        };
+        let consumer = self.consumer.clone();
+        let probe = tokio::task::spawn_blocking(move || {
+            consumer
+                .fetch_metadata(None, Duration::from_secs(2))
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()));
+        match probe {
+            Ok(()) => {
+                self.failing = None;
+                Ok(())
+            }
+            Err(e) => {
+                let message = if e.is_empty() { last } else { e };
+                self.failing = Some((since, message.clone()));
+                if since.elapsed() >= self.config.admin_timeout {
+                    Err(ConnectError::retriable(format!(
+                        "source cluster \"{}\" failing for {} s: {message}",
+                        self.config.source_alias,
+                        since.elapsed().as_secs()
+                    )))
+                } else {
+                    Ok(())
+                }
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl SourceTask for MirrorSourceTask {
+    fn version(&self) -> String {
+        crate::VERSION.to_owned()
+    }
+
+    async fn start(&mut self, ctx: SourceTaskContext, config: ConfigMap) -> Result<()> {
+        let c = MirrorSourceConfig::parse(&config)?;
+        let tps: Vec<(String, i32)> = config
+            .get(TASK_TOPIC_PARTITIONS)
+            .map(|s| {
+                s.split(',')
+                    .filter(|s| !s.trim().is_empty())
+                    .map(decode_tp)
+                    .collect::<Option<Vec<_>>>()
+            })
+            .unwrap_or(Some(Vec::new()))
+            .ok_or_else(|| {
+                ConnectError::config(format!(
+                    "{TASK_TOPIC_PARTITIONS} is not a list of topic-partitions"
+                ))
+            })?;
+        let mut client = ClientConfig::new();
+        // Java consumers read uncommitted records unless told otherwise (librdkafka's default
+        // is read_committed): Apache's behaviour, and the exactly-once check, rely on it.
+        client.set("isolation.level", "read_uncommitted");
+        client.set("auto.offset.reset", "earliest");
+        // No group: partitions are assigned, offsets live in Connect's offsets topic.
+        client.set("group.id", format!("{}-{}", c.entity_label(), ctx.task_id));
+        for (k, v) in c.client(
+            Cluster::Source,
+            ClientKind::Consumer,
+            "replication-consumer",
+        )? {
+            client.set(k, v);
+        }
+        client.set("enable.auto.commit", "false");
+        client.set("enable.auto.offset.store", "false");
+        client.set("enable.partition.eof", "false");
+        let consumer: StreamConsumer = client.create().map_err(|e| {
+            ConnectError::config(format!("failed to create the source consumer: {e}"))
+        })?;
+        let max_records = client_keys(&config, Cluster::Source, ClientKind::Consumer)
+            .get("max.poll.records")
+            .and_then(|(_, v)| v.trim().parse().ok())
+            .unwrap_or(DEFAULT_MAX_POLL_RECORDS);
+        let partitions: Vec<SourcePartition> = tps
+            .iter()
+            .map(|(t, p)| wrap_partition(&c.source_alias, t, *p))
+            .collect();
+        let stored = ctx.offset_storage_reader().offsets(&partitions).await?;
+        let mut assignment = TopicPartitionList::new();
+        for ((t, p), (_, offset)) in tps.iter().zip(stored) {
+            let next = offset
+                .and_then(|o| o.get(OFFSET_KEY).and_then(serde_json::Value::as_i64))
+                .filter(|o| *o >= 0)
+                .map_or(Offset::Invalid, |o| Offset::Offset(o + 1));
+            assignment
+                .add_partition_offset(t, *p, next)
+                .map_err(|e| ConnectError::fatal(format!("failed to assign {t}-{p}: {e}")))?;
+        }
+        consumer.assign(&assignment).map_err(|e| {
+            ConnectError::fatal(format!("failed to assign the source partitions: {e}"))
+        })?;
+        tracing::info!(connector = %ctx.connector_name, task = ctx.task_id, partitions = tps.len(), "replicating {}->{}", c.source_alias, c.target_alias);
+        let syncs = if c.emit_offset_syncs {
+            let role = if c.offset_syncs_cluster() == Cluster::Source {
+                "offset-syncs-source-producer"
+            } else {
+                "offset-syncs-target-producer"
+            };
+            Some(OffsetSyncWriter::new(
+                &c.client(c.offset_syncs_cluster(), ClientKind::Producer, role)?,
+                c.offset_syncs_topic(),
+                c.offset_lag_max,
+            )?)
+        } else {
+            None
+        };
+        self.state = Some(TaskState {
+            ctx,
+            config: c,
+            consumer: Arc::new(consumer),
+            max_records,
+            syncs,
+            remote: BTreeMap::new(),
+            failing: None,
+        });
+        Ok(())
+    }
+
+    fn commit_record_reads_data(&self) -> bool {
+        false
+    }
+
+    async fn poll(&mut self) -> Result<Vec<SourceRecord>> {
+        let state = self
+            .state
+            .as_mut()
+            .ok_or_else(|| ConnectError::fatal("MirrorSourceTask polled before start"))?;
+        let consumer = state.consumer.clone();
+        let first = tokio::select! {
+            () = state.ctx.cancellation.cancelled() => return Ok(Vec::new()),
+            () = tokio::time::sleep(state.config.poll_timeout) => None,
+            m = consumer.recv() => Some(m),
+        };
+        let mut batch = Vec::new();
+        match first {
+            None => {
+                state.probe().await?;
+                return Ok(batch);
+            }
+            Some(Err(e)) => {
+                state.on_error(&e)?;
+                return Ok(batch);
+            }
+            Some(Ok(m)) => {
+                state.failing = None;
+                batch.reserve(state.max_records.min(1024));
+                batch.push(state.convert(&m));
+            }
+        }
+        while batch.len() < state.max_records {
+            match consumer.recv().now_or_never() {
+                Some(Ok(m)) => batch.push(state.convert(&m)),
+                Some(Err(e)) => {
+                    state.on_error(&e)?;
+                    break;
+                }
+                None => break,
+            }
+        }
+        Ok(batch)
+    }
+
+    fn commit_record(
+        &mut self,
+        record: &SourceRecord,
+        metadata: Option<&RecordMetadata>,
+    ) -> Result<()> {
+        let (Some(state), Some(metadata)) = (self.state.as_mut(), metadata) else {
+            return Ok(());
+        };
+        let Some(syncs) = state.syncs.as_mut() else {
+            return Ok(());
+        };
+        let upstream = record
+            .source_offset
+            .as_ref()
+            .and_then(|o| o.get(OFFSET_KEY))
+            .and_then(serde_json::Value::as_i64);
+        if let (Some((topic, partition)), Some(upstream)) =
+            (unwrap_partition(&record.source_partition), upstream)
+        {
+            syncs.maybe_queue(&topic, partition, upstream, metadata.offset);
+            syncs.fire_pending();
+        }
+        Ok(())
+    }
+
+    async fn commit(&mut self) -> Result<()> {
+        if let Some(syncs) = self.state.as_mut().and_then(|s| s.syncs.as_mut()) {
+            syncs.promote_delayed();
+            syncs.fire_pending();
+        }
+        Ok(())
+    }
+
+    async fn stop(&mut self) -> Result<()> {
+        self.state = None;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topic_partitions_round_trip_as_java_names_them() {
+        assert_eq!(encode_tp("a-b", 3), "a-b-3");
+        assert_eq!(decode_tp("a-b-3"), Some(("a-b".to_owned(), 3)));
+        assert_eq!(decode_tp("nope"), None);
+    }
+
+    #[test]
+    fn partition_maps_are_apaches() {
+        let p = wrap_partition("us", "orders", 2);
+        assert_eq!(
+            serde_json::to_string(&p).unwrap(),
+            r#"{"cluster":"us","partition":2,"topic":"orders"}"#
+        );
+        assert_eq!(unwrap_partition(&p), Some(("orders".to_owned(), 2)));
+    }
+}

@@ -1,0 +1,228 @@
+//! MirrorMaker 2 throughput benchmark (prints figures; not a test).
+//!
+//! One topic of 12 partitions on the source cluster (`deploy/kafka.sh up --tv1`, started if
+//! down) is filled with `records` records of `size` bytes by an rdkafka producer (its rate is
+//! printed: the "producer" to keep up with), then copied to the test cluster by
+//! `MirrorSourceConnector` with `tasks` tasks on one worker, in each mode:
+//!
+//! - `alo`: at-least-once (`exactly.once.source.support=disabled`);
+//! - `eos`: `exactly.once.support=required`, `read_committed` source consumer,
+//!   `transaction.boundary=interval` (200 ms).
+//!
+//! Figures per mode: records/s and MB/s from the moment every task runs to the last record on
+//! the target (high watermarks polled every 100 ms; under exactly-once the committed count is
+//! checked at the end), the worker's CPU seconds and records per CPU second, its peak RSS.
+//!
+//! `MM2_BENCH_EXTRA` (a JSON object) adds keys to the connector config, e.g.
+//! `{"source.consumer.fetch.max.bytes": "10485760"}`.
+//!
+//! Run: `CONNECT_WORKER_BIN=target/release/connect-worker cargo run --release -p connect-tests
+//! --bin mm2_bench -- [records] [size] [tasks] [modes]` (defaults 1000000 100 4 alo,eos).
+
+use std::time::{Duration, Instant};
+
+use connect_tests::bench::{cpu_seconds, delete_topics, peak_rss_kib};
+use connect_tests::kafka::{self, Isolation};
+use connect_tests::unique;
+use connect_tests::worker::{ClusterSpec, create_connector, eventually, running_tasks};
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::producer::{BaseRecord, Producer, ThreadedProducer};
+use serde_json::json;
+
+const PARTITIONS: i32 = 12;
+
+fn source_cluster() -> String {
+    let root = connect_tests::bench::root();
+    let out = std::process::Command::new(root.join("deploy/kafka.sh"))
+        .args(["up", "--tv1"])
+        .output()
+        .expect("deploy/kafka.sh");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .trim_start_matches("KAFKA_BOOTSTRAP_SERVERS=")
+        .to_owned()
+}
+
+/// Fills `topic` round-robin over its partitions; the producer's records per second.
+fn fill(bootstrap: &str, topic: &str, records: u64, size: usize) -> f64 {
+    let p: ThreadedProducer<_> = kafka::client_config_at(bootstrap)
+        .set("linger.ms", "20")
+        .set("batch.size", "1000000")
+        .set("queue.buffering.max.messages", "1000000")
+        .set("compression.type", "none")
+        .create()
+        .expect("producer");
+    let value = vec![b'x'; size];
+    let started = Instant::now();
+    for i in 0..records {
+        let key = i.to_string();
+        let mut record = BaseRecord::to(topic)
+            .partition((i % PARTITIONS as u64) as i32)
+            .key(&key)
+            .payload(&value);
+        loop {
+            match p.send(record) {
+                Ok(()) => break,
+                Err((_, r)) => {
+                    std::thread::sleep(Duration::from_millis(1));
+                    record = r;
+                }
+            }
+        }
+    }
+    p.flush(Duration::from_secs(120)).expect("flush");
+    records as f64 / started.elapsed().as_secs_f64()
+}
+
+/// Sum of the high watermarks of `topic` on the target.
+fn high_watermarks(consumer: &BaseConsumer, topic: &str) -> i64 {
+    (0..PARTITIONS)
+        .map(|p| {
+            consumer
+                .fetch_watermarks(topic, p, Duration::from_secs(10))
+                .map_or(0, |(_, h)| h)
+        })
+        .sum()
+}
+
+async fn run(mode: &str, source: &str, topic: &str, records: u64, size: usize, tasks: usize) {
+    let eos = mode == "eos";
+    let spec = ClusterSpec::new("mm2-bench").set(
+        "exactly.once.source.support",
+        if eos { "enabled" } else { "disabled" },
+    );
+    let w = spec.start_worker().await;
+    let alias = unique("b").replace('-', "_");
+    let remote = format!("{alias}.{topic}");
+    let bytes = "org.apache.kafka.connect.converters.ByteArrayConverter";
+    let mut config = json!({
+        "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
+        "tasks.max": tasks.to_string(),
+        "source.cluster.alias": alias,
+        "source.cluster.bootstrap.servers": source,
+        "target.cluster.bootstrap.servers": kafka::bootstrap_servers(),
+        "topics": topic,
+        "replication.factor": "1",
+        "offset-syncs.topic.replication.factor": "1",
+        "key.converter": bytes,
+        "value.converter": bytes,
+        "header.converter": bytes,
+        "source.consumer.max.poll.records": "2000",
+    });
+    if eos {
+        let extra = json!({
+            "exactly.once.support": "required",
+            "source.consumer.isolation.level": "read_committed",
+            "transaction.boundary": "interval",
+            "transaction.boundary.interval.ms": "200",
+        });
+        config
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+    }
+    if let Ok(extra) = std::env::var("MM2_BENCH_EXTRA") {
+        let extra: serde_json::Value =
+            serde_json::from_str(&extra).expect("MM2_BENCH_EXTRA is a JSON object");
+        config
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().expect("a JSON object").clone());
+    }
+    create_connector(&w, "mm2-bench", config).await;
+    eventually(Duration::from_secs(120), "tasks running", || {
+        running_tasks(&w, "mm2-bench", tasks)
+    })
+    .await;
+    let pid = w.pid().expect("worker pid");
+    let cpu_before = cpu_seconds(pid);
+    let started = Instant::now();
+    let (remote_t, target) = (remote.clone(), kafka::bootstrap_servers());
+    let elapsed = tokio::task::spawn_blocking(move || {
+        let consumer: BaseConsumer = kafka::client_config_at(&target)
+            .set("group.id", unique("mm2-bench-watch"))
+            .create()
+            .unwrap();
+        loop {
+            if high_watermarks(&consumer, &remote_t) >= records as i64 {
+                return started.elapsed();
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    })
+    .await
+    .unwrap();
+    let cpu = cpu_seconds(pid) - cpu_before;
+    let rss = peak_rss_kib(pid);
+    let secs = elapsed.as_secs_f64();
+    println!(
+        "{mode:>4}: {records} records ({:.0} MB) in {secs:.2} s: {:.0} records/s, {:.1} MB/s; worker {cpu:.2} CPU s ({:.0} records per CPU second), peak RSS {} MiB",
+        (records as f64 * size as f64) / 1e6,
+        records as f64 / secs,
+        records as f64 * size as f64 / 1e6 / secs,
+        records as f64 / cpu.max(0.001),
+        rss / 1024
+    );
+    if eos {
+        // The high watermarks count transaction markers: check the committed records too.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let r = remote.clone();
+        let n = tokio::task::spawn_blocking(move || {
+            kafka::read_all(&[&r], Isolation::ReadCommitted, Duration::from_secs(600)).len()
+        })
+        .await
+        .unwrap();
+        println!("      read_committed on the target: {n} records");
+    }
+    drop(w);
+    delete_topics(&[remote, format!("{}-offsets", spec.group_id)]).await;
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let records: u64 = args
+        .first()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1_000_000);
+    let size: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(100);
+    let tasks: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(4);
+    let modes = args.get(3).cloned().unwrap_or_else(|| "alo,eos".to_owned());
+    let bin = connect_tests::worker::worker_binary();
+    println!(
+        "MirrorMaker 2 benchmark: worker {}{}, one topic of {PARTITIONS} partitions, {records} records of {size} bytes, {tasks} task(s)",
+        bin.display(),
+        if bin.to_string_lossy().contains("release") {
+            ""
+        } else {
+            " (NOT a release build: set CONNECT_WORKER_BIN=target/release/connect-worker)"
+        }
+    );
+    let source = source_cluster();
+    let topic = unique("mm2-bench");
+    kafka::create_topics_at(&source, &[&topic], PARTITIONS, 1).await;
+    let (s, t) = (source.clone(), topic.clone());
+    let rate = tokio::task::spawn_blocking(move || fill(&s, &t, records, size))
+        .await
+        .unwrap();
+    println!(
+        "producer: {rate:.0} records/s, {:.1} MB/s into the source cluster",
+        rate * size as f64 / 1e6
+    );
+    for mode in modes.split(',') {
+        run(mode.trim(), &source, &topic, records, size, tasks).await;
+    }
+    // The source topic goes too (it lives on the --tv1 cluster).
+    let admin: rdkafka::admin::AdminClient<_> =
+        kafka::client_config_at(&source).create().expect("admin");
+    let _ = admin
+        .delete_topics(&[&topic], &rdkafka::admin::AdminOptions::new())
+        .await;
+}
