@@ -35,6 +35,36 @@ fn cdc_config(table: &str, name: &str, prefix: &str) -> Value {
     })
 }
 
+/// A test's table (created with `columns`), connector name, topic prefix and its one-partition
+/// topic, and a pool.
+struct Setup {
+    table: String,
+    name: String,
+    prefix: String,
+    topic: String,
+    db: sqlx::PgPool,
+}
+
+async fn setup(kind: &str, columns: &str) -> Setup {
+    let table = unique_table(&format!("cdc_{kind}"));
+    let name = unique(&format!("pgcdc-{kind}"));
+    let prefix = unique("cdc");
+    let topic = format!("{prefix}.public.{table}");
+    kafka::create_topics(&[&topic], 1).await;
+    let db = pool().await;
+    sqlx::query(&format!("CREATE TABLE {table} ({columns})"))
+        .execute(&db)
+        .await
+        .expect("create table");
+    Setup {
+        table,
+        name,
+        prefix,
+        topic,
+        db,
+    }
+}
+
 /// The topic's end offset (one partition), records of open and aborted transactions included.
 fn end_offset(topic: &str) -> i64 {
     use rdkafka::consumer::{BaseConsumer, Consumer};
@@ -77,18 +107,13 @@ async fn drop_slot_and_publication(db: &sqlx::PgPool, name: &str) {
 async fn snapshot_then_changes_exactly_once_with_killed_workers() {
     let spec = ClusterSpec::new("pgcdc").set("exactly.once.source.support", "enabled");
     let mut workers = [spec.start_worker().await, spec.start_worker().await];
-    let table = unique_table("cdc_rows");
-    let name = unique("pgcdc");
-    let prefix = unique("cdc");
-    let topic = format!("{prefix}.public.{table}");
-    kafka::create_topics(&[&topic], 1).await;
-    let db = pool().await;
-    sqlx::query(&format!(
-        "CREATE TABLE {table} (id bigint PRIMARY KEY, payload text NOT NULL)"
-    ))
-    .execute(&db)
-    .await
-    .expect("create table");
+    let Setup {
+        table,
+        name,
+        prefix,
+        topic,
+        db,
+    } = setup("rows", "id bigint PRIMARY KEY, payload text NOT NULL").await;
     sqlx::query(&format!(
         "INSERT INTO {table} SELECT g, 'row-' || g FROM generate_series(1, {SNAPSHOT_ROWS}) g"
     ))
@@ -298,8 +323,9 @@ async fn a_table_postgres_cannot_publish_updates_of_fails_the_task_naming_it() {
     db.close().await;
 }
 
-/// Kills during the snapshot itself: the worker running the task is SIGKILLed twice while
-/// the snapshot of 30 000 rows runs, and twice more while it streams, with a writer inserting,
+/// Kills during the snapshot itself: the worker running the task is SIGKILLed once and frozen
+/// (SIGSTOP, then thawed once the other worker took the task over) once while the snapshot of
+/// 30 000 rows runs, and SIGKILLed twice more while it streams, with a writer inserting,
 /// updating (each update bumps the row's version) and deleting rows all along. Read under
 /// `read_committed`, each row's events are its history from its snapshot read or insert on,
 /// each version exactly once and in order, ending at the table's final state.
@@ -308,18 +334,17 @@ async fn a_snapshot_killed_midway_resumes_without_duplicates_or_gaps() {
     const ROWS: i64 = 30_000;
     let spec = ClusterSpec::new("pgcdc-snap").set("exactly.once.source.support", "enabled");
     let mut workers = [spec.start_worker().await, spec.start_worker().await];
-    let table = unique_table("cdc_snap");
-    let name = unique("pgcdc-snap");
-    let prefix = unique("cdcs");
-    let topic = format!("{prefix}.public.{table}");
-    kafka::create_topics(&[&topic], 1).await;
-    let db = pool().await;
-    sqlx::query(&format!(
-        "CREATE TABLE {table} (id bigint PRIMARY KEY, v int NOT NULL, pad text NOT NULL)"
-    ))
-    .execute(&db)
-    .await
-    .unwrap();
+    let Setup {
+        table,
+        name,
+        prefix,
+        topic,
+        db,
+    } = setup(
+        "snap",
+        "id bigint PRIMARY KEY, v int NOT NULL, pad text NOT NULL",
+    )
+    .await;
     sqlx::query(&format!(
         "INSERT INTO {table} SELECT g, 0, repeat('x', 100) FROM generate_series(1, {ROWS}) g"
     ))
@@ -374,8 +399,8 @@ async fn a_snapshot_killed_midway_resumes_without_duplicates_or_gaps() {
         })
     };
 
-    // Two kills while the snapshot runs (each once another 4 000 of its rows are in the topic,
-    // uncommitted included, and before all are), two while streaming.
+    // A kill and a freeze while the snapshot runs (each once another 4 000 of its rows are in
+    // the topic, uncommitted included, and before all are), two kills while streaming.
     let mut last_end = 0;
     for round in 0..4 {
         let tasks = eventually(Duration::from_secs(90), "the task running", || {
@@ -410,6 +435,26 @@ async fn a_snapshot_killed_midway_resumes_without_duplicates_or_gaps() {
             .iter()
             .position(|w| w.worker_id() == owner)
             .unwrap_or(round % 2);
+        if round == 1 {
+            // A zombie mid-snapshot: frozen until the other worker runs the task (and resumes
+            // the snapshot), then thawed; its producer is fenced.
+            println!("round {round}: {last_end} records in the topic; SIGSTOP worker {owner}");
+            workers[i].pause();
+            let other = workers[1 - i].worker_id();
+            eventually(
+                Duration::from_secs(90),
+                "the task on the other worker",
+                || async {
+                    let tasks = running_tasks(&workers[1 - i], &name, 1).await?;
+                    (tasks.get(&0) == Some(&other)).then_some(())
+                },
+            )
+            .await;
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            workers[i].resume();
+            println!("round {round}: SIGCONT worker {owner}");
+            continue;
+        }
         println!("round {round}: {last_end} records in the topic; SIGKILL worker {owner}");
         workers[i].kill9();
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -545,18 +590,13 @@ async fn a_snapshot_killed_midway_resumes_without_duplicates_or_gaps() {
 async fn one_kafka_transaction_per_postgres_transaction_and_schema_changes_followed() {
     let spec = ClusterSpec::new("pgcdc-tx").set("exactly.once.source.support", "enabled");
     let w = spec.start_worker().await;
-    let table = unique_table("cdc_tx");
-    let name = unique("pgcdc-tx");
-    let prefix = unique("cdct");
-    let topic = format!("{prefix}.public.{table}");
-    kafka::create_topics(&[&topic], 1).await;
-    let db = pool().await;
-    sqlx::query(&format!(
-        "CREATE TABLE {table} (id bigint PRIMARY KEY, n int NOT NULL)"
-    ))
-    .execute(&db)
-    .await
-    .unwrap();
+    let Setup {
+        table,
+        name,
+        prefix,
+        topic,
+        db,
+    } = setup("tx", "id bigint PRIMARY KEY, n int NOT NULL").await;
     let mut config = cdc_config(&table, &name, &prefix);
     // Over TLS, the server's certificate checked (the snapshot's, catalog's and replication
     // connections alike).
