@@ -9,8 +9,8 @@ use std::time::Duration;
 use connect_api::error::{ConnectError, Result};
 use rdkafka::ClientConfig;
 use rdkafka::admin::{
-    AdminClient, AdminOptions, ConfigSource, NewPartitions, NewTopic, ResourceSpecifier,
-    TopicReplication,
+    AdminClient, AdminOptions, AlterConfig, ConfigSource, NewPartitions, NewTopic,
+    ResourceSpecifier, TopicReplication,
 };
 use rdkafka::client::{ClientContext, DefaultClientContext};
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
@@ -166,6 +166,46 @@ impl Admin {
             }
         }
         Ok(out)
+    }
+
+    /// The configs set on `topic` itself (dynamic topic configs), with their values.
+    pub async fn topic_overrides(&self, topic: &str) -> Result<TopicConfigs> {
+        let results = self
+            .client
+            .describe_configs([&ResourceSpecifier::Topic(topic)], &self.options())
+            .await
+            .map_err(|e| self.error("describe configs of topic", topic, e))?;
+        let mut out = TopicConfigs::new();
+        for r in results {
+            let resource =
+                r.map_err(|code| self.error("describe configs of topic", topic, code))?;
+            for e in resource.entries {
+                if e.source == ConfigSource::DynamicTopic
+                    && let Some(v) = e.value
+                {
+                    out.insert(e.name, v);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Replaces the configs set on `topic` with `configs` (AlterConfigs: the others return to
+    /// their defaults).
+    pub async fn set_topic_configs(&self, topic: &str, configs: &TopicConfigs) -> Result<()> {
+        let mut alter = AlterConfig::new(ResourceSpecifier::Topic(topic));
+        for (k, v) in configs {
+            alter = alter.set(k, v);
+        }
+        let results = self
+            .client
+            .alter_configs([&alter], &self.options())
+            .await
+            .map_err(|e| self.error("alter configs of topic", topic, e))?;
+        for r in results {
+            r.map_err(|(_, code)| self.error("alter configs of topic", topic, code))?;
+        }
+        Ok(())
     }
 
     /// Creates `topic`; one that exists already is fine.

@@ -135,7 +135,7 @@ pub fn source_config_def() -> ConfigDef {
         .define(key(REFRESH_TOPICS_INTERVAL_SECONDS, Long, Low, "Frequency of topic refresh.", 27).default_value(600i64).validator(at_least(1)))
         .define(key(SYNC_TOPIC_CONFIGS_ENABLED, Boolean, Low, "Whether to create remote topics with the source topics' configs.", 28).default_value(true))
         .define(
-            key(SYNC_TOPIC_CONFIGS_INTERVAL_SECONDS, Long, Low, "Frequency of topic config sync (this worker: configs are copied when a remote topic is created).", 29)
+            key(SYNC_TOPIC_CONFIGS_INTERVAL_SECONDS, Long, Low, "Frequency of topic config sync.", 29)
                 .default_value(600i64),
         )
         .define(

@@ -97,6 +97,7 @@ pub struct MirrorSourceConnector {
     config: Option<MirrorSourceConfig>,
     known: Arc<Mutex<Known>>,
     refresher: Option<tokio::task::JoinHandle<()>>,
+    config_sync: Option<tokio::task::JoinHandle<()>>,
 }
 
 fn lock(known: &Mutex<Known>) -> std::sync::MutexGuard<'_, Known> {
@@ -155,6 +156,40 @@ impl Refresher {
     }
 }
 
+impl Refresher {
+    /// Apache's `syncTopicConfigs`: every remote topic of a replicated topic gets the source
+    /// topic's replicable configs. Apache alters them incrementally (set the source's, delete
+    /// those at their default there); with librdkafka's AlterConfigs, which replaces the set,
+    /// the target's own settings of excluded properties (`config.properties.exclude`) are
+    /// written back with them, which leaves the same configs.
+    async fn sync_configs(&self) -> Result<()> {
+        let c = &self.config;
+        let source_topics = self.source.topic_partitions().await?;
+        let target_topics = self.target.topic_partitions().await?;
+        for topic in source_topics.keys().filter(|t| c.should_replicate_topic(t)) {
+            let remote = c.policy.format_remote_topic(&c.source_alias, topic);
+            if !target_topics.contains_key(&remote) {
+                continue;
+            }
+            let mut wanted = self
+                .source
+                .replicable_configs(topic, &c.config_properties_exclude)
+                .await?;
+            let current = self.target.topic_overrides(&remote).await?;
+            for (k, v) in &current {
+                if c.config_properties_exclude.is_match(k) {
+                    wanted.insert(k.clone(), v.clone());
+                }
+            }
+            if wanted != current {
+                self.target.set_topic_configs(&remote, &wanted).await?;
+                tracing::info!(topic = %remote, "synced topic configs from the source");
+            }
+        }
+        Ok(())
+    }
+}
+
 #[async_trait]
 impl SourceConnector for MirrorSourceConnector {
     type Task = MirrorSourceTask;
@@ -177,12 +212,7 @@ impl SourceConnector for MirrorSourceConnector {
         if !c.enabled {
             return Ok(());
         }
-        if config.contains_key(SYNC_TOPIC_CONFIGS_INTERVAL_SECONDS) {
-            tracing::warn!(
-                connector = %ctx.connector_name,
-                "topic configs are copied when a remote topic is created; later changes on the source are not followed here, so {SYNC_TOPIC_CONFIGS_INTERVAL_SECONDS} has no effect"
-            );
-        }
+
         let source = Admin::new(
             &c.client(
                 Cluster::Source,
@@ -248,6 +278,26 @@ impl SourceConnector for MirrorSourceConnector {
         };
         tracing::info!(connector = %ctx.connector_name, partitions = first.len(), "started replicating");
         lock(&self.known).source = first;
+        let refresher = Arc::new(refresher);
+        if c.sync_topic_configs {
+            let (r, cancel, name) = (
+                refresher.clone(),
+                ctx.cancellation.clone(),
+                ctx.connector_name.clone(),
+            );
+            let every = c.sync_topic_configs_interval.max(Duration::from_secs(1));
+            self.config_sync = Some(tokio::spawn(async move {
+                loop {
+                    if let Err(e) = r.sync_configs().await {
+                        tracing::warn!(connector = %name, error = %e, "syncing topic configs failed");
+                    }
+                    tokio::select! {
+                        () = cancel.cancelled() => return,
+                        () = tokio::time::sleep(every) => {}
+                    }
+                }
+            }));
+        }
         if let Some(interval) = c.refresh_topics {
             let known = self.known.clone();
             self.refresher = Some(tokio::spawn(async move {
@@ -305,7 +355,10 @@ impl SourceConnector for MirrorSourceConnector {
     }
 
     async fn stop(&mut self) -> Result<()> {
-        if let Some(h) = self.refresher.take() {
+        for h in [self.refresher.take(), self.config_sync.take()]
+            .into_iter()
+            .flatten()
+        {
             h.abort();
         }
         Ok(())

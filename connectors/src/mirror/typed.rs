@@ -27,6 +27,7 @@ pub struct MirrorSourceConfig {
     pub poll_timeout: Duration,
     pub refresh_topics: Option<Duration>,
     pub sync_topic_configs: bool,
+    pub sync_topic_configs_interval: Duration,
     pub replication_factor: i32,
     pub offset_syncs_replication_factor: i16,
     pub offset_lag_max: i64,
@@ -284,6 +285,7 @@ impl MirrorSourceConfig {
                 .unwrap_or(true)
                 .then(|| secs(p.long(REFRESH_TOPICS_INTERVAL_SECONDS), 600)),
             sync_topic_configs: p.boolean(SYNC_TOPIC_CONFIGS_ENABLED).unwrap_or(true),
+            sync_topic_configs_interval: secs(p.long(SYNC_TOPIC_CONFIGS_INTERVAL_SECONDS), 600),
             replication_factor: p.int(REPLICATION_FACTOR).unwrap_or(2),
             offset_syncs_replication_factor: p
                 .short(OFFSET_SYNCS_TOPIC_REPLICATION_FACTOR)
