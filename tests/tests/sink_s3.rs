@@ -620,7 +620,13 @@ async fn a_killed_worker_and_a_replay_write_identical_avro_and_parquet_objects()
     const PER_PARTITION: i64 = 3000;
     const FLUSH: i64 = 50;
     let b = bucket().await;
-    let spec = ClusterSpec::new("s3-kill");
+    // Uploads and the sink runtime's batches in the workers' logs: twice, under a heavily
+    // loaded machine, the surviving worker's tasks wrote nothing for minutes; these lines say
+    // where they stopped should it happen again.
+    let spec = ClusterSpec::new("s3-kill").env(
+        "RUST_LOG",
+        "info,rdkafka=warn,connect_connectors=debug,connect_worker::runtime::sink=debug",
+    );
     let mut w1 = spec.start_worker().await;
     let w2 = spec.start_worker().await;
     let topic = unique("kill");
