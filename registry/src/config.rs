@@ -17,6 +17,12 @@ use crate::client::ClientSettings;
 use crate::json_schema::data::{DecimalFormat, JsonSchemaDataConfig};
 use crate::subject::SubjectNameStrategy;
 
+/// The TLS keys, defined with what reads them ([`crate::tls`]).
+pub use crate::tls::{
+    SSL_KEY_PASSWORD, SSL_KEYSTORE_CERTIFICATE_CHAIN, SSL_KEYSTORE_KEY, SSL_KEYSTORE_LOCATION,
+    SSL_KEYSTORE_PASSWORD, SSL_KEYSTORE_TYPE, SSL_TRUSTSTORE_CERTIFICATES, SSL_TRUSTSTORE_LOCATION,
+    SSL_TRUSTSTORE_PASSWORD, SSL_TRUSTSTORE_TYPE,
+};
 pub const SCHEMA_REGISTRY_URL: &str = "schema.registry.url";
 pub const BASIC_AUTH_CREDENTIALS_SOURCE: &str = "basic.auth.credentials.source";
 pub const BASIC_AUTH_USER_INFO: &str = "basic.auth.user.info";
@@ -40,16 +46,6 @@ pub const DECIMAL_FORMAT: &str = "decimal.format";
 pub const GENERALIZED_SUM_TYPE_SUPPORT: &str = "generalized.sum.type.support";
 pub const IGNORE_DEFAULT_FOR_NULLABLES: &str = "ignore.default.for.nullables";
 pub const MAX_SCHEMAS_PER_SUBJECT: &str = "max.schemas.per.subject";
-pub const SSL_TRUSTSTORE_TYPE: &str = "schema.registry.ssl.truststore.type";
-pub const SSL_TRUSTSTORE_LOCATION: &str = "schema.registry.ssl.truststore.location";
-pub const SSL_TRUSTSTORE_CERTIFICATES: &str = "schema.registry.ssl.truststore.certificates";
-pub const SSL_KEYSTORE_TYPE: &str = "schema.registry.ssl.keystore.type";
-pub const SSL_KEYSTORE_LOCATION: &str = "schema.registry.ssl.keystore.location";
-pub const SSL_KEYSTORE_KEY: &str = "schema.registry.ssl.keystore.key";
-pub const SSL_KEYSTORE_CERTIFICATE_CHAIN: &str = "schema.registry.ssl.keystore.certificate.chain";
-pub const SSL_TRUSTSTORE_PASSWORD: &str = "schema.registry.ssl.truststore.password";
-pub const SSL_KEYSTORE_PASSWORD: &str = "schema.registry.ssl.keystore.password";
-pub const SSL_KEY_PASSWORD: &str = "schema.registry.ssl.key.password";
 
 /// The converter a configuration is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

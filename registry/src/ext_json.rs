@@ -30,8 +30,7 @@ use crate::client::{RegistryClient, encode};
 use crate::config::RegistryConverterConfig;
 use crate::subject::SubjectNameStrategy;
 
-pub const APICURIO_EXT_JSON_CONVERTER: &str =
-    "io.apicurio.registry.utils.converter.ExtJsonConverter";
+pub use crate::apicurio::APICURIO_EXT_JSON_CONVERTER;
 
 const ARTIFACT_TYPE: &str = "KCONNECT";
 const GROUP: &str = "default";

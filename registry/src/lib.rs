@@ -28,7 +28,7 @@ pub mod ext_json;
 pub mod json_schema;
 pub mod protobuf;
 pub mod subject;
-mod tls;
+pub mod tls;
 pub mod wire;
 
 use connect_api::converter::ConverterPlugin;

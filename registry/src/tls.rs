@@ -13,11 +13,17 @@ use openssl::pkcs12::Pkcs12;
 use openssl::pkey::PKey;
 use openssl::x509::X509;
 
-use crate::config::{
-    SSL_KEY_PASSWORD, SSL_KEYSTORE_CERTIFICATE_CHAIN, SSL_KEYSTORE_KEY, SSL_KEYSTORE_LOCATION,
-    SSL_KEYSTORE_PASSWORD, SSL_KEYSTORE_TYPE, SSL_TRUSTSTORE_CERTIFICATES, SSL_TRUSTSTORE_LOCATION,
-    SSL_TRUSTSTORE_PASSWORD, SSL_TRUSTSTORE_TYPE,
-};
+/// Confluent's TLS keys of the registry client.
+pub const SSL_TRUSTSTORE_TYPE: &str = "schema.registry.ssl.truststore.type";
+pub const SSL_TRUSTSTORE_LOCATION: &str = "schema.registry.ssl.truststore.location";
+pub const SSL_TRUSTSTORE_CERTIFICATES: &str = "schema.registry.ssl.truststore.certificates";
+pub const SSL_KEYSTORE_TYPE: &str = "schema.registry.ssl.keystore.type";
+pub const SSL_KEYSTORE_LOCATION: &str = "schema.registry.ssl.keystore.location";
+pub const SSL_KEYSTORE_KEY: &str = "schema.registry.ssl.keystore.key";
+pub const SSL_KEYSTORE_CERTIFICATE_CHAIN: &str = "schema.registry.ssl.keystore.certificate.chain";
+pub const SSL_TRUSTSTORE_PASSWORD: &str = "schema.registry.ssl.truststore.password";
+pub const SSL_KEYSTORE_PASSWORD: &str = "schema.registry.ssl.keystore.password";
+pub const SSL_KEY_PASSWORD: &str = "schema.registry.ssl.key.password";
 
 /// What a store file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

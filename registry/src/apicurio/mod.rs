@@ -17,6 +17,9 @@ use connect_api::{ConfigDef, ConfigKey, ConfigMap, ConnectError, Result};
 use crate::config as c;
 
 pub const APICURIO_AVRO_CONVERTER: &str = "io.apicurio.registry.utils.converter.AvroConverter";
+/// Served by [`crate::ext_json`].
+pub const APICURIO_EXT_JSON_CONVERTER: &str =
+    "io.apicurio.registry.utils.converter.ExtJsonConverter";
 pub use protobuf::APICURIO_PROTOBUF_CONVERTER;
 
 /// Which of Apicurio's converters: the shared keys, and each one's own.
@@ -33,7 +36,7 @@ impl ApicurioFormat {
         match self {
             Self::Avro => APICURIO_AVRO_CONVERTER,
             Self::Protobuf => APICURIO_PROTOBUF_CONVERTER,
-            Self::ExtJson => crate::ext_json::APICURIO_EXT_JSON_CONVERTER,
+            Self::ExtJson => APICURIO_EXT_JSON_CONVERTER,
         }
     }
 }
