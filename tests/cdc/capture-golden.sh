@@ -76,7 +76,7 @@ topic, prefix = sys.argv[1], sys.argv[2]
 for line in sys.stdin:
     r = json.loads(line)
     rec = {"topic": topic, "key": None if r["key"] is None else json.loads(r["key"]), "value": r["value"]}
-    print(json.dumps(rec, ensure_ascii=False, sort_keys=True).replace(prefix + ".", "golden."))
+    print(json.dumps(rec, ensure_ascii=False, sort_keys=True).replace(prefix, "golden"))
 ' "$t" "$prefix"
-done | sed "s/\"topic\": \"$prefix\\./\"topic\": \"golden./" > "$out"
+done > "$out"
 echo "capture-golden.sh: wrote $(wc -l < "$out") records to $out" >&2

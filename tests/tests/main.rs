@@ -37,6 +37,7 @@ mod sink_object_store;
 mod sink_postgres;
 mod source_postgres;
 mod source_postgres_cdc;
+mod source_postgres_cdc_golden;
 mod standalone;
 mod storage_topics;
 mod task_failures;
