@@ -811,6 +811,31 @@ mod tests {
     }
 
     #[test]
+    fn nan_and_infinities_are_written_as_jacksons_strings() {
+        let c = JsonConverter::new(false);
+        for (schema, value, java) in [
+            (Schema::float64(), Value::Float64(f64::NAN), "\"NaN\""),
+            (
+                Schema::float64(),
+                Value::Float64(f64::INFINITY),
+                "\"Infinity\"",
+            ),
+            (
+                Schema::float32(),
+                Value::Float32(f32::NEG_INFINITY),
+                "\"-Infinity\"",
+            ),
+            (Schema::float32(), Value::Float32(f32::NAN), "\"NaN\""),
+        ] {
+            let out = c
+                .from_connect_data("t", Some(&schema), &value)
+                .unwrap()
+                .unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), java);
+        }
+    }
+
+    #[test]
     fn a_float_is_written_as_javas_float_node_writes_it() {
         let c = JsonConverter::new(false);
         for (v, java) in [
