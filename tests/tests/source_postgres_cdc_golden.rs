@@ -17,7 +17,7 @@ use std::time::Duration;
 use connect_tests::kafka::{self, Isolation};
 use connect_tests::postgres::{database_url, pool, unique_table};
 use connect_tests::unique;
-use connect_tests::worker::{ClusterSpec, create_connector, eventually, running_tasks};
+use connect_tests::worker::{ClusterSpec, WorkerProc, create_connector, eventually, running_tasks};
 use serde_json::{Value, json};
 
 const CDC: &str = "connect_connectors::cdc::PostgresCdcSourceConnector";
@@ -118,6 +118,17 @@ async fn drop_slot_and_publication(db: &sqlx::PgPool, slot: &str) {
         .await;
 }
 
+/// Deletes the connector, then drops its slot and publication and the tables.
+async fn cleanup(w: &WorkerProc, name: &str, db: &sqlx::PgPool, slot: &str, table: &str) {
+    let _ = w.send("DELETE", &format!("/connectors/{name}"), None).await;
+    drop_slot_and_publication(db, slot).await;
+    let _ = sqlx::raw_sql(&format!(
+        "DROP TABLE IF EXISTS {table}, {table}_full; DROP TYPE IF EXISTS {table}_mood"
+    ))
+    .execute(db)
+    .await;
+}
+
 fn read(topics: &[String], n: usize) -> Vec<kafka::Record> {
     let topics: Vec<&str> = topics.iter().map(String::as_str).collect();
     kafka::read_until(
@@ -175,9 +186,12 @@ async fn records_equal_debezium_3_6_1s() {
     })
     .await;
     let t = topics.clone();
-    tokio::task::spawn_blocking(move || read(&t, 6))
-        .await
-        .unwrap();
+    let snapshot = tokio::task::spawn_blocking(move || read(&t, 6)).await;
+    if let Err(e) = snapshot {
+        // A slot left behind retains WAL: clean up before failing.
+        cleanup(&w, &name, &db, &slot, &table).await;
+        std::panic::resume_unwind(e.into_panic());
+    }
     for statement in CHANGES_SQL
         .split(";\n")
         .map(|s| {
@@ -195,10 +209,13 @@ async fn records_equal_debezium_3_6_1s() {
     }
     let t = topics.clone();
     let n = golden.len();
-    let records = tokio::task::spawn_blocking(move || read(&t, n))
-        .await
-        .unwrap();
-    let _ = w.send("DELETE", &format!("/connectors/{name}"), None).await;
+    let records = match tokio::task::spawn_blocking(move || read(&t, n)).await {
+        Ok(records) => records,
+        Err(e) => {
+            cleanup(&w, &name, &db, &slot, &table).await;
+            std::panic::resume_unwind(e.into_panic());
+        }
+    };
 
     // Ours as the golden file has them: the table "cdc_golden", the prefix "golden".
     let rename = |s: &str| s.replace(&table, "cdc_golden").replace(&prefix, "golden");
@@ -244,12 +261,7 @@ async fn records_equal_debezium_3_6_1s() {
             }
         }
     }
-    drop_slot_and_publication(&db, &slot).await;
-    let _ = sqlx::raw_sql(&format!(
-        "DROP TABLE IF EXISTS {table}, {table}_full; DROP TYPE IF EXISTS {table}_mood"
-    ))
-    .execute(&db)
-    .await;
+    cleanup(&w, &name, &db, &slot, &table).await;
     db.close().await;
     assert!(
         diffs.is_empty(),
