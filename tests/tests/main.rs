@@ -39,6 +39,7 @@ mod sink_postgres;
 mod sink_s3;
 mod source_postgres;
 mod source_postgres_cdc;
+mod source_postgres_cdc_golden;
 mod standalone;
 mod storage_topics;
 mod task_failures;

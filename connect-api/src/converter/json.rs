@@ -375,10 +375,16 @@ impl Serialize for Payload<'_> {
     }
 }
 
+/// A double as Jackson writes it: NaN and the infinities, which JSON numbers cannot hold, as the
+/// strings "NaN", "Infinity" and "-Infinity" (Jackson's default `WRITE_NAN_AS_STRINGS`; what
+/// Apache's JsonConverter sends for Debezium's `real` NaN, tests/golden/cdc/).
 fn number_f64(v: f64) -> Result<Json> {
-    Number::from_f64(v)
-        .map(Json::Number)
-        .ok_or_else(|| ConnectError::data(format!("Cannot represent {v} in JSON")))
+    Ok(match Number::from_f64(v) {
+        Some(n) => Json::Number(n),
+        None if v.is_nan() => Json::String("NaN".into()),
+        None if v > 0.0 => Json::String("Infinity".into()),
+        None => Json::String("-Infinity".into()),
+    })
 }
 
 /// JSON text as Jackson writes it for Apache's `JsonConverter`: numbers in Java's
@@ -802,6 +808,31 @@ mod tests {
             String::from_utf8(text).unwrap(),
             r#"{"s":"a\u001Bb\n","f":1.0E20}"#
         );
+    }
+
+    #[test]
+    fn nan_and_infinities_are_written_as_jacksons_strings() {
+        let c = JsonConverter::new(false);
+        for (schema, value, java) in [
+            (Schema::float64(), Value::Float64(f64::NAN), "\"NaN\""),
+            (
+                Schema::float64(),
+                Value::Float64(f64::INFINITY),
+                "\"Infinity\"",
+            ),
+            (
+                Schema::float32(),
+                Value::Float32(f32::NEG_INFINITY),
+                "\"-Infinity\"",
+            ),
+            (Schema::float32(), Value::Float32(f32::NAN), "\"NaN\""),
+        ] {
+            let out = c
+                .from_connect_data("t", Some(&schema), &value)
+                .unwrap()
+                .unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), java);
+        }
     }
 
     #[test]

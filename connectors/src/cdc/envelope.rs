@@ -59,6 +59,20 @@ pub struct Column {
     pub primary_key: bool,
 }
 
+impl Column {
+    /// The column as text in the snapshot's query (`alias.column::text`), in the form pgoutput
+    /// streams it: a `char(n)` keeps its padding (`::text` of a `bpchar` trims it; its output
+    /// function does not, and Debezium sends the padded value).
+    pub fn select_text(&self, alias: &str, quoted: &str) -> String {
+        let t = self.sql_type.as_str();
+        if t == "bpchar" || t == "character" || t.starts_with("character(") {
+            format!("textin(bpcharout({alias}.{quoted}))")
+        } else {
+            format!("{alias}.{quoted}::text")
+        }
+    }
+}
+
 /// A captured table: its columns and the schemas of its events.
 #[derive(Debug, Clone)]
 pub struct TableSchema {
@@ -142,11 +156,12 @@ impl TableSchema {
             .field("before", value_schema.clone())
             .field("after", value_schema.clone())
             .field("source", source_schema())
+            // Debezium's order: `transaction` before `op` (SchemaFactory.datatypeEnvelopeSchema).
+            .field("transaction", transaction_schema())
             .field("op", Schema::string())
             .field("ts_ms", Schema::optional_int64())
             .field("ts_us", Schema::optional_int64())
             .field("ts_ns", Schema::optional_int64())
-            .field("transaction", transaction_schema())
             .build();
         TableSchema {
             schema: schema.to_owned(),

@@ -241,7 +241,9 @@ impl Catalog {
         }
         let rows = sqlx::query(
             "SELECT a.attname::text, a.atttypid::int8, a.atttypmod, a.attnotnull, \
-             COALESCE(a.attnum = ANY(i.indkey), false), format_type(a.atttypid, a.atttypmod) \
+             COALESCE(a.attnum = ANY(i.indkey), false), format_type(a.atttypid, a.atttypmod), \
+             (SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d \
+              WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum AND a.attgenerated = '') \
              FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid \
              JOIN pg_namespace n ON n.oid = c.relnamespace \
              LEFT JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary \
@@ -266,10 +268,12 @@ impl Catalog {
             let not_null: bool = r.get(3);
             let primary_key: bool = r.get(4);
             let sql_type: String = r.get(5);
+            let default: Option<String> = r.get(6);
             let ty = self.pg_type(oid, typmod).await?;
-            let schema_of = ty.schema(
+            let schema_of = ty.schema_with_default(
                 &format!("{schema}.{table}.{name}"),
                 !not_null && !primary_key,
+                default.as_deref(),
                 config.decimal_mode,
                 config.time_precision,
                 config.include_unknown_datatypes,
@@ -805,7 +809,7 @@ impl PostgresCdcSourceTask {
                         .columns
                         .iter()
                         .chain(pk.iter().copied())
-                        .map(|c| format!("cdc_t.{}::text", quote(&c.name)))
+                        .map(|c| c.select_text("cdc_t", &quote(&c.name)))
                         .collect::<Vec<_>>()
                         .join(", ");
                     // Qualified: an output column of the same name (the text casts above keep
@@ -865,6 +869,13 @@ impl PostgresCdcSourceTask {
             .await
             .map_err(|e| db_error("snapshot: failed to read rows", e))?;
             if rows.is_empty() {
+                // The held row is its table's last (Debezium: `last_in_data_collection`, unless
+                // it is the snapshot's first or, later, last).
+                if let Some(held) = snap.held.as_mut()
+                    && held.topic == table.topic
+                {
+                    mark_snapshot(held, "last_in_data_collection");
+                }
                 sqlx::query("CLOSE cdc_snapshot")
                     .execute(&mut snap.conn)
                     .await
@@ -906,7 +917,13 @@ impl PostgresCdcSourceTask {
                 let key = table.key(&after)?;
                 let source = SourceInfo {
                     ts_us: snap.ts_us,
-                    snapshot: Some(if snap.first { "first" } else { "true" }),
+                    snapshot: Some(if snap.first {
+                        "first"
+                    } else if snap.held.as_ref().is_none_or(|h| h.topic != table.topic) {
+                        "first_in_data_collection"
+                    } else {
+                        "true"
+                    }),
                     tx_id: snap.tx_id,
                     lsn: Some(snap.lsn),
                     sequence: None,
@@ -1418,11 +1435,21 @@ fn mark_last(record: &mut SourceRecord) {
     if let Some(o) = record.source_offset.as_mut() {
         o.insert(LAST_SNAPSHOT_RECORD.into(), json!(true));
     }
+    mark_snapshot(record, "last");
+}
+
+/// Sets the event's `source.snapshot` marker; `last_in_data_collection` leaves the snapshot's
+/// `first` as it is (Debezium's precedence: last, first, last_in_data_collection,
+/// first_in_data_collection, true).
+fn mark_snapshot(record: &mut SourceRecord, marker: &str) {
     if let Value::Struct(env) = &mut record.value
         && let Some(Value::Struct(src)) = env.get("source").cloned()
     {
+        if marker != "last" && src.get("snapshot") == Some(&Value::String("first".into())) {
+            return;
+        }
         let mut src = src;
-        if src.put("snapshot", Value::String("last".into())).is_ok() {
+        if src.put("snapshot", Value::String(marker.into())).is_ok() {
             let _ = env.put("source", Value::Struct(src));
         }
     }

@@ -48,7 +48,8 @@ pub enum PgType {
     Time(u32),
     TimeTz,
     Timestamp(u32),
-    TimestampTz,
+    /// Fractional digits (6 without a modifier): Debezium prints exactly that many.
+    TimestampTz(u32),
     Interval,
     Enum(Vec<String>),
     Array(Box<PgType>),
@@ -82,7 +83,7 @@ pub fn builtin(oid: u32, typmod: i32) -> Option<PgType> {
         1083 => PgType::Time(precision(6)),
         1266 => PgType::TimeTz,
         1114 => PgType::Timestamp(precision(6)),
-        1184 => PgType::TimestampTz,
+        1184 => PgType::TimestampTz(precision(6)),
         1186 => PgType::Interval,
         _ => return None,
     })
@@ -102,7 +103,18 @@ impl PgType {
         time: TimePrecision,
         unknown_as_bytes: bool,
     ) -> Result<Schema> {
-        let b = match self {
+        let b = self.builder(column, decimal, time, unknown_as_bytes)?;
+        Ok(if optional { b.optional() } else { b }.build())
+    }
+
+    fn builder(
+        &self,
+        column: &str,
+        decimal: DecimalMode,
+        time: TimePrecision,
+        unknown_as_bytes: bool,
+    ) -> Result<SchemaBuilder> {
+        Ok(match self {
             PgType::Int2 => SchemaBuilder::new(SchemaType::Int16),
             PgType::Int4 => SchemaBuilder::new(SchemaType::Int32),
             PgType::Int8 => SchemaBuilder::new(SchemaType::Int64),
@@ -160,7 +172,7 @@ impl PgType {
                     "io.debezium.time.MicroTimestamp",
                 ),
             },
-            PgType::TimestampTz => named(
+            PgType::TimestampTz(_) => named(
                 SchemaBuilder::new(SchemaType::String),
                 "io.debezium.time.ZonedTimestamp",
             ),
@@ -193,8 +205,99 @@ impl PgType {
                     "Column {column} is of type {name}, which this connector cannot map; set include.unknown.datatypes=true to send it as bytes of its text, or leave the column out with column.exclude.list"
                 )));
             }
+        })
+    }
+
+    /// The schema of a column whose default expression (`pg_get_expr` of `pg_attrdef`) is
+    /// `default`: [`Self::schema`] with the default value Debezium's
+    /// `PostgresDefaultValueConverter` gives it (none when it gives none).
+    #[allow(clippy::too_many_arguments)]
+    pub fn schema_with_default(
+        &self,
+        column: &str,
+        optional: bool,
+        default: Option<&str>,
+        decimal: DecimalMode,
+        time: TimePrecision,
+        unknown_as_bytes: bool,
+    ) -> Result<Schema> {
+        let schema = self.schema(column, optional, decimal, time, unknown_as_bytes)?;
+        let Some(value) = default
+            .and_then(|expr| self.default_text(expr))
+            .and_then(|text| self.value(&schema, &text, decimal).ok())
+        else {
+            return Ok(schema);
         };
+        // A struct (VariableScaleDecimal) is no default (Debezium: KAFKA-12694).
+        if matches!(value, Value::Struct(_) | Value::Null) {
+            return Ok(schema);
+        }
+        let b = self
+            .builder(column, decimal, time, unknown_as_bytes)?
+            .default_value(value);
         Ok(if optional { b.optional() } else { b }.build())
+    }
+
+    /// The text form of a default expression, as Debezium's `PostgresDefaultValueConverter`
+    /// extracts it: a function call (`nextval(...)`, `now()`) or `CURRENT_TIMESTAMP` & co. is
+    /// the type's placeholder (`0`, `''`, the epoch, ...), `NULL::type` none, `'text'::type` the
+    /// quoted text, anything else the expression itself. Types Debezium has no mapper for
+    /// (bytea, arrays, `timetz`, `name`, ...) have no default.
+    fn default_text(&self, expr: &str) -> Option<String> {
+        let placeholder = match self {
+            PgType::Bool => "false",
+            PgType::Text | PgType::Enum(_) => "",
+            PgType::Numeric(_) | PgType::Float4 | PgType::Float8 => "0.0",
+            PgType::Int2 | PgType::Int4 | PgType::Int8 => "0",
+            PgType::Json => "{}",
+            PgType::Uuid => "00000000-0000-0000-0000-000000000000",
+            PgType::Date => "1970-01-01",
+            PgType::Time(_) => "00:00:00",
+            PgType::Timestamp(_) => "1970-01-01 00:00:00",
+            PgType::TimestampTz(_) => "1970-01-01 00:00:00+00",
+            // Debezium's placeholder ("epoch") is no interval: no default.
+            PgType::Interval => "",
+            _ => return None,
+        };
+        let trimmed = match self {
+            PgType::Text | PgType::Json | PgType::Enum(_) => expr,
+            _ => expr.trim(),
+        };
+        let lower = trimmed.to_ascii_lowercase();
+        let function = {
+            let t = trimmed.strip_prefix('(').unwrap_or(trimmed);
+            let name_len = t
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                .unwrap_or(t.len());
+            name_len > 0 && t[name_len..].starts_with('(') && t.contains(')')
+        };
+        if function
+            || [
+                "current_timestamp",
+                "current_time",
+                "current_date",
+                "localtime",
+                "localtimestamp",
+            ]
+            .contains(&lower.as_str())
+        {
+            return (!matches!(self, PgType::Interval)).then(|| placeholder.to_owned());
+        }
+        if let PgType::Enum(_) = self {
+            // Only `'label'::type`.
+            let (literal, _) = trimmed.rsplit_once("::")?;
+            return literal
+                .strip_prefix('\'')
+                .and_then(|l| l.strip_suffix('\''))
+                .map(str::to_owned);
+        }
+        if !trimmed.contains('\'') {
+            return (!trimmed.starts_with("NULL::")).then(|| trimmed.to_owned());
+        }
+        // The first quoted text (non-greedy, as Debezium's `'(.*?)'`).
+        let start = trimmed.find('\'')? + 1;
+        let end = start + trimmed[start..].find('\'')?;
+        Some(trimmed[start..end].to_owned())
     }
 
     /// The value of a column from its text form.
@@ -262,10 +365,14 @@ impl PgType {
                     Value::Int64(micros.div_euclid(1000))
                 }
             }
-            PgType::TimestampTz => {
+            // Debezium passes PostgreSQL's infinities through as they are.
+            PgType::TimestampTz(_) if text == "infinity" || text == "-infinity" => {
+                Value::String(text.to_owned())
+            }
+            PgType::TimestampTz(p) => {
                 let t = DateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f%#z")
                     .map_err(|e| bad(&e))?;
-                Value::String(iso_utc(t.with_timezone(&chrono::Utc).naive_utc()))
+                Value::String(iso_utc(t.with_timezone(&chrono::Utc).naive_utc(), *p))
             }
             PgType::Interval => Value::Int64(interval_micros(text).map_err(|e| bad(&e))?),
             PgType::Array(element) => {
@@ -322,14 +429,17 @@ fn time_micros(text: &str) -> std::result::Result<i64, String> {
     Ok(i64::from(t.num_seconds_from_midnight()) * 1_000_000 + i64::from(t.nanosecond() / 1000))
 }
 
-/// `2024-01-02T03:04:05.123456Z`: ISO-8601 with the fraction's significant digits, as Java's
-/// `ISO_OFFSET_DATE_TIME` prints a UTC time.
-fn iso_utc(t: NaiveDateTime) -> String {
-    format!(
-        "{}{}Z",
-        t.format("%Y-%m-%dT%H:%M:%S"),
+/// `2024-01-02T03:04:05.123400Z`: ISO-8601 in UTC as Debezium's `ZonedTimestamp` prints a
+/// `timestamptz(p)`: exactly `p` fractional digits (zeros included), or for `p` = 0 Java's
+/// `ISO_OFFSET_DATE_TIME` (the fraction's significant digits).
+fn iso_utc(t: NaiveDateTime, precision: u32) -> String {
+    let frac = if (1..=9).contains(&precision) {
+        let digits = format!("{:09}", t.nanosecond());
+        format!(".{}", &digits[..precision as usize])
+    } else {
         fraction(t.nanosecond())
-    )
+    };
+    format!("{}{frac}Z", t.format("%Y-%m-%dT%H:%M:%S"))
 }
 
 fn fraction(nanos: u32) -> String {
@@ -462,9 +572,13 @@ fn parse_array(text: &str) -> std::result::Result<Vec<Option<String>>, String> {
 }
 
 /// The value a required column gets when PostgreSQL did not send it (a delete's before image
-/// without REPLICA IDENTITY FULL), as Debezium's converters fall back.
+/// without REPLICA IDENTITY FULL), as Debezium's converters fall back: the schema's default
+/// (the column's), else the type's zero.
 pub fn fallback(schema: &Schema) -> Value {
     use SchemaType as T;
+    if let Some(default) = schema.default_value() {
+        return default.clone();
+    }
     match schema.schema_type() {
         T::Int8 => Value::Int8(0),
         T::Int16 => Value::Int16(0),
@@ -510,7 +624,7 @@ mod tests {
         assert_eq!(zoned_time("10:15:30.25+02").unwrap(), "08:15:30.25Z");
         assert_eq!(time_micros("24:00:00").unwrap(), 86_400_000_000);
         assert_eq!(bytea("\\x00ff").unwrap(), vec![0, 255]);
-        let tz = PgType::TimestampTz;
+        let tz = PgType::TimestampTz(4);
         let s = tz
             .schema(
                 "c",
@@ -543,5 +657,70 @@ mod tests {
             builtin(1700, (10 << 16 | 2) + 4),
             Some(PgType::Numeric(Some((10, 2))))
         );
+    }
+
+    #[test]
+    fn zoned_timestamps_have_the_columns_fraction_digits() {
+        let at = |p: u32, text: &str| {
+            let ty = PgType::TimestampTz(p);
+            let s = ty
+                .schema(
+                    "c",
+                    true,
+                    DecimalMode::Precise,
+                    TimePrecision::Adaptive,
+                    false,
+                )
+                .unwrap();
+            ty.value(&s, text, DecimalMode::Precise).unwrap()
+        };
+        let s = |v: &str| Value::String(v.into());
+        assert_eq!(
+            at(6, "2020-05-05 05:05:05+00"),
+            s("2020-05-05T05:05:05.000000Z")
+        );
+        assert_eq!(
+            at(3, "2020-05-05 05:05:05.5+00"),
+            s("2020-05-05T05:05:05.500Z")
+        );
+        assert_eq!(at(0, "2020-05-05 05:05:05-01"), s("2020-05-05T06:05:05Z"));
+        assert_eq!(at(6, "infinity"), s("infinity"));
+    }
+
+    #[test]
+    fn column_defaults_as_debezium_parses_them() {
+        let d = |ty: PgType, expr: &str| {
+            ty.schema_with_default(
+                "c",
+                true,
+                Some(expr),
+                DecimalMode::Precise,
+                TimePrecision::Adaptive,
+                false,
+            )
+            .unwrap()
+            .default_value()
+            .cloned()
+        };
+        assert_eq!(d(PgType::Int4, "42"), Some(Value::Int32(42)));
+        assert_eq!(d(PgType::Int4, "'-7'::integer"), Some(Value::Int32(-7)));
+        assert_eq!(
+            d(PgType::Int8, "nextval('t_id_seq'::regclass)"),
+            Some(Value::Int64(0))
+        );
+        assert_eq!(
+            d(PgType::Text, "'dflt'::text"),
+            Some(Value::String("dflt".into()))
+        );
+        assert_eq!(d(PgType::Text, "NULL::text"), None);
+        assert_eq!(d(PgType::Bool, "true"), Some(Value::Boolean(true)));
+        assert_eq!(d(PgType::Timestamp(6), "now()"), Some(Value::Int64(0)));
+        assert_eq!(
+            d(PgType::Enum(vec!["a".into()]), "'a'::mood"),
+            Some(Value::String("a".into()))
+        );
+        assert_eq!(d(PgType::Numeric(None), "1.5"), None);
+        assert_eq!(d(PgType::Bytea, "'\\x00'::bytea"), None);
+        assert_eq!(d(PgType::Interval, "now()"), None);
     }
 }
