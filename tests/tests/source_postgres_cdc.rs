@@ -408,7 +408,7 @@ async fn a_snapshot_killed_midway_resumes_without_duplicates_or_gaps() {
         })
         .await;
         if round < 2 {
-            let target = last_end + 4000;
+            let target = last_end + if round == 0 { 4000 } else { 2000 };
             let t = topic.clone();
             last_end = eventually(Duration::from_secs(90), "snapshot rows arriving", || {
                 let t = t.clone();
@@ -423,8 +423,10 @@ async fn a_snapshot_killed_midway_resumes_without_duplicates_or_gaps() {
                 }
             })
             .await;
+            // The first kill must land mid-snapshot; the freeze usually does too (on a loaded
+            // machine the resumed snapshot can finish first: then it freezes the stream).
             assert!(
-                last_end < ROWS,
+                round > 0 || last_end < ROWS,
                 "round {round}: the snapshot ended before the kill ({last_end} records); the test needs more rows"
             );
         } else {

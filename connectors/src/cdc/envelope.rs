@@ -85,7 +85,13 @@ pub struct TableSchema {
     pub envelope_schema: Schema,
 }
 
+/// `io.debezium.connector.postgresql.Source` (built once).
 pub fn source_schema() -> Schema {
+    static SCHEMA: std::sync::OnceLock<Schema> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(build_source_schema).clone()
+}
+
+fn build_source_schema() -> Schema {
     SchemaBuilder::struct_()
         .name(SOURCE_SCHEMA_NAME)
         .version(1)
@@ -118,6 +124,11 @@ pub fn source_schema() -> Schema {
 }
 
 fn transaction_schema() -> Schema {
+    static SCHEMA: std::sync::OnceLock<Schema> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(build_transaction_schema).clone()
+}
+
+fn build_transaction_schema() -> Schema {
     SchemaBuilder::struct_()
         .optional()
         .name("event.block")

@@ -343,6 +343,8 @@ struct Stream {
     last_commit_lsn: u64,
     /// Relations by OID: (schema, table).
     relations: HashMap<u32, (String, String)>,
+    /// Whether the relation of an OID is captured (the filters' answer, kept).
+    captured: HashMap<u32, bool>,
     last_heartbeat: Instant,
     /// The snapshot's segments: a change committed at or before a row's segment is in the
     /// snapshot already ([`segments`]); empty once the stream is past them.
@@ -361,7 +363,8 @@ enum Phase {
 #[derive(Default)]
 pub struct PostgresCdcSourceTask {
     ctx: Option<SourceTaskContext>,
-    config: Option<CdcConfig>,
+    /// Shared, so the per-event path takes a reference count, not a copy.
+    config: Option<Arc<CdcConfig>>,
     catalog: Option<Catalog>,
     phase: Option<Phase>,
     partition: SourcePartition,
@@ -544,7 +547,7 @@ impl PostgresCdcSourceTask {
         tables: Vec<(String, String)>,
         resume: Option<(Vec<Segment>, String, Option<Vec<String>>)>,
     ) -> Result<Phase> {
-        let config = self.config().clone();
+        let config = self.config.clone().expect("started");
         let pool = &self.catalog.as_ref().expect("started").pool;
         let (slot_name, temporary) = match &resume {
             // Slot names are at most 63 bytes (PostgreSQL truncates longer ones).
@@ -652,7 +655,7 @@ impl PostgresCdcSourceTask {
     }
 
     async fn begin_stream(&mut self, resume: Position, segments: Vec<Segment>) -> Result<Phase> {
-        let config = self.config().clone();
+        let config = self.config.clone().expect("started");
         let pool = &self.catalog.as_ref().expect("started").pool;
         if Self::slot(pool, &config.slot_name).await?.is_none() {
             return Err(ConnectError::config(format!(
@@ -710,6 +713,7 @@ impl PostgresCdcSourceTask {
             tx: None,
             last_commit_lsn: resume.commit_lsn,
             relations: HashMap::new(),
+            captured: HashMap::new(),
             last_heartbeat: Instant::now(),
             segments,
         })))
@@ -783,7 +787,7 @@ impl PostgresCdcSourceTask {
     }
 
     async fn poll_snapshot(&mut self, snap: &mut Snapshot) -> Result<(Vec<SourceRecord>, bool)> {
-        let config = self.config().clone();
+        let config = self.config.clone().expect("started");
         let mut out = Vec::new();
         loop {
             let table = match &snap.current {
@@ -970,7 +974,7 @@ impl PostgresCdcSourceTask {
     }
 
     async fn poll_stream(&mut self, s: &mut Stream) -> Result<Vec<SourceRecord>> {
-        let config = self.config().clone();
+        let config = self.config.clone().expect("started");
         let cancel = self.ctx.as_ref().expect("started").cancellation.clone();
         let mut out = Vec::new();
         let deadline = Instant::now() + Duration::from_millis(500);
@@ -1089,7 +1093,7 @@ impl PostgresCdcSourceTask {
         event: ChangeEvent,
         out: &mut Vec<SourceRecord>,
     ) -> Result<()> {
-        let config = self.config().clone();
+        let config = self.config.clone().expect("started");
         let lsn = event.lsn.value();
         match event.event_type {
             EventType::Begin {
@@ -1130,6 +1134,7 @@ impl PostgresCdcSourceTask {
                 columns,
                 ..
             } => {
+                s.captured.remove(&relation_id);
                 s.relations.insert(
                     relation_id,
                     (namespace.to_string(), relation_name.to_string()),
@@ -1146,6 +1151,7 @@ impl PostgresCdcSourceTask {
                 schema,
                 table,
                 data,
+                relation_oid,
                 ..
             } => {
                 self.change(
@@ -1154,6 +1160,7 @@ impl PostgresCdcSourceTask {
                     Op::Create,
                     &schema,
                     &table,
+                    relation_oid,
                     None,
                     Some(&data),
                     lsn,
@@ -1166,6 +1173,7 @@ impl PostgresCdcSourceTask {
                 table,
                 old_data,
                 new_data,
+                relation_oid,
                 ..
             } => {
                 self.change(
@@ -1174,6 +1182,7 @@ impl PostgresCdcSourceTask {
                     Op::Update,
                     &schema,
                     &table,
+                    relation_oid,
                     old_data.as_ref(),
                     Some(&new_data),
                     lsn,
@@ -1185,6 +1194,7 @@ impl PostgresCdcSourceTask {
                 schema,
                 table,
                 old_data,
+                relation_oid,
                 ..
             } => {
                 self.change(
@@ -1193,6 +1203,7 @@ impl PostgresCdcSourceTask {
                     Op::Delete,
                     &schema,
                     &table,
+                    relation_oid,
                     Some(&old_data),
                     None,
                     lsn,
@@ -1238,12 +1249,17 @@ impl PostgresCdcSourceTask {
         op: Op,
         schema: &str,
         table: &str,
+        relation_oid: u32,
         before: Option<&pg_walstream::RowData>,
         after: Option<&pg_walstream::RowData>,
         lsn: u64,
         out: &mut Vec<SourceRecord>,
     ) -> Result<()> {
-        if !config.captures_table(schema, table) {
+        let captured = *s
+            .captured
+            .entry(relation_oid)
+            .or_insert_with(|| config.captures_table(schema, table));
+        if !captured {
             return Ok(());
         }
         let Some(tx) = s.tx.as_mut() else {
@@ -1481,7 +1497,7 @@ impl SourceTask for PostgresCdcSourceTask {
             .await?
             .is_some();
         self.catalog = Some(catalog);
-        self.config = Some(config.clone());
+        self.config = Some(Arc::new(config.clone()));
         self.ctx = Some(ctx);
         let snapshot_done = offset.as_ref().is_some_and(|o| {
             o.get(SNAPSHOT).is_none()
