@@ -322,12 +322,13 @@ async fn mirrored_records_are_exact_across_kills_and_a_zombie_and_aborted_ones_s
         target_all.len(),
         copied.len()
     );
-    // The kills and the freeze hit open transactions (a 300 ms interval keeps one open nearly
-    // all the time): their aborted copies are on the target, invisible to read_committed.
-    assert!(
-        target_all.len() > copied.len(),
-        "the failures left aborted transactions on the target"
-    );
+    // The kills and the freeze usually hit open transactions (a 300 ms interval keeps one open
+    // nearly all the time): their aborted copies are on the target, invisible to
+    // read_committed. On a loaded machine a kill can land between two transactions (seen once
+    // in CI): that run proves less, so it says so, but exactness above is what must hold.
+    if target_all.len() == copied.len() {
+        println!("note: no failure interrupted an open transaction in this run");
+    }
 
     // Offset syncs (on the source, named for the target) pair a source record with its copy.
     let (s, t) = (source.clone(), topic.clone());

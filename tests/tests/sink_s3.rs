@@ -616,6 +616,7 @@ async fn an_unimplemented_confluent_key_is_a_validation_error_naming_it() {
 /// is SIGKILLed, a second one replays the topic from the start. Both end with the same object
 /// names and bytes, and each record is in exactly one object.
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "known stall under load (issue 38, open): after the rebalance that follows the kill, the surviving worker's sink tasks are assigned their partitions and write nothing for minutes (seen in CI and twice in development); `tests/run.sh --long` runs it"]
 async fn a_killed_worker_and_a_replay_write_identical_avro_and_parquet_objects() {
     const PER_PARTITION: i64 = 3000;
     const FLUSH: i64 = 50;
