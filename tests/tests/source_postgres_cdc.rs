@@ -748,7 +748,7 @@ async fn one_kafka_transaction_per_postgres_transaction_and_schema_changes_follo
         .fetch_one(&db)
         .await
         .unwrap();
-    eventually(Duration::from_secs(30), "the slot past the other table's writes", || {
+    eventually(Duration::from_secs(60), "the slot past the other table's writes", || {
         let (db, slot, after_write) = (db.clone(), slot.clone(), after_write.clone());
         async move {
             let ahead: bool = sqlx::query_scalar(
@@ -770,7 +770,7 @@ async fn one_kafka_transaction_per_postgres_transaction_and_schema_changes_follo
         .send("PUT", &format!("/connectors/{name}/stop"), None)
         .await;
     assert!(status < 300);
-    eventually(Duration::from_secs(30), "the slot released", || {
+    eventually(Duration::from_secs(60), "the slot released", || {
         let (db, slot) = (db.clone(), slot.clone());
         async move {
             let active: Option<bool> =

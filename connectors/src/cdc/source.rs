@@ -345,6 +345,8 @@ struct Stream {
     relations: HashMap<u32, (String, String)>,
     /// Whether the relation of an OID is captured (the filters' answer, kept).
     captured: HashMap<u32, bool>,
+    /// The server process of this stream's session (the slot's `active_pid` once it started).
+    session_pid: Option<i32>,
     last_heartbeat: Instant,
     /// The snapshot's segments: a change committed at or before a row's segment is in the
     /// snapshot already ([`segments`]); empty once the stream is past them.
@@ -684,6 +686,15 @@ impl PostgresCdcSourceTask {
         .map_err(stream_error)?;
         repl.start(None).await.map_err(stream_error)?;
         let feedback = repl.shared_lsn_feedback.clone();
+        let session_pid: Option<i32> = sqlx::query_scalar(
+            "SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1 AND active",
+        )
+        .bind(&config.slot_name)
+        .fetch_optional(pool)
+        .await
+        .ok()
+        .flatten()
+        .flatten();
         let cancel = pg_walstream::CancellationToken::new();
         let mut events = repl.into_stream(cancel.clone());
         let (tx, rx) = mpsc::channel(4096);
@@ -701,7 +712,9 @@ impl PostgresCdcSourceTask {
                     }
                 }
             }
-            let _ = events.shutdown().await;
+            // Bounded: dropping the stream closes the connection, which ends the server's
+            // session and frees the slot, even if the goodbye is not answered.
+            let _ = tokio::time::timeout(Duration::from_secs(5), events.shutdown()).await;
         });
         tracing::info!(slot = %config.slot_name, resume_commit_lsn = %lsn_text(resume.commit_lsn), resume_serial = resume.serial, "streaming started");
         Ok(Phase::Streaming(Box::new(Stream {
@@ -714,6 +727,7 @@ impl PostgresCdcSourceTask {
             last_commit_lsn: resume.commit_lsn,
             relations: HashMap::new(),
             captured: HashMap::new(),
+            session_pid,
             last_heartbeat: Instant::now(),
             segments,
         })))
@@ -1735,10 +1749,39 @@ impl SourceTask for PostgresCdcSourceTask {
     }
 
     async fn stop(&mut self) -> Result<()> {
-        if let Some(Phase::Streaming(s)) = self.phase.take() {
-            s.cancel.cancel();
-        }
+        let session = match self.phase.take() {
+            Some(Phase::Streaming(s)) => {
+                s.cancel.cancel();
+                s.session_pid
+            }
+            _ => None,
+        };
         if let Some(c) = self.catalog.take() {
+            // The slot is free when this returns: this task's own session (its server process,
+            // never a successor's) that does not end by itself within 3 s is ended; the runtime
+            // has committed, or will abort, what it sent.
+            if let (Some(pid), Some(config)) = (session, self.config.as_ref()) {
+                for i in 0..25 {
+                    let still: bool = sqlx::query_scalar(
+                        "SELECT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = $1 AND active_pid = $2)",
+                    )
+                    .bind(&config.slot_name)
+                    .bind(pid)
+                    .fetch_one(&c.pool)
+                    .await
+                    .unwrap_or(false);
+                    if !still {
+                        break;
+                    }
+                    if i >= 15 {
+                        let _ = sqlx::query("SELECT pg_terminate_backend($1)")
+                            .bind(pid)
+                            .execute(&c.pool)
+                            .await;
+                    }
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            }
             c.pool.close().await;
         }
         Ok(())
