@@ -478,3 +478,32 @@ pub fn batch_codecs(topic: &str) -> Vec<String> {
         })
         .collect()
 }
+
+/// Runs `deploy/kafka.sh ARGS` (e.g. `up --tv1`) under a lock shared by every test process, so
+/// tests starting the same cluster at once do not race inside the script; the last line's
+/// bootstrap servers.
+pub fn kafka_sh_locked(args: &[&str]) -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace")
+        .to_owned();
+    let lock = root.join(".local/kafka-sh.lock");
+    let _ = std::fs::create_dir_all(root.join(".local"));
+    let out = std::process::Command::new("flock")
+        .arg(&lock)
+        .arg(root.join("deploy/kafka.sh"))
+        .args(args)
+        .output()
+        .expect("flock deploy/kafka.sh");
+    assert!(
+        out.status.success(),
+        "kafka.sh {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .trim_start_matches("KAFKA_BOOTSTRAP_SERVERS=")
+        .to_owned()
+}

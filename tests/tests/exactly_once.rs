@@ -261,25 +261,7 @@ async fn crash_test_on_a_transaction_version_1_cluster() {
 
 /// Runs `deploy/kafka.sh` with `args`; the bootstrap servers it printed.
 fn kafka_sh(args: &[&str]) -> String {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_owned();
-    let out = std::process::Command::new(root.join("deploy/kafka.sh"))
-        .args(args)
-        .output()
-        .expect("deploy/kafka.sh");
-    assert!(
-        out.status.success(),
-        "kafka.sh {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .last()
-        .unwrap_or_default()
-        .trim_start_matches("KAFKA_BOOTSTRAP_SERVERS=")
-        .to_owned()
+    kafka::kafka_sh_locked(args)
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -26,25 +26,7 @@ const BYTES: &str = "org.apache.kafka.connect.converters.ByteArrayConverter";
 /// Starts (or finds running) the source cluster: `deploy/kafka.sh up --tv1`, as the
 /// transactions-v1 test of `exactly_once` does; its bootstrap servers.
 fn source_cluster() -> String {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_owned();
-    let out = std::process::Command::new(root.join("deploy/kafka.sh"))
-        .args(["up", "--tv1"])
-        .output()
-        .expect("deploy/kafka.sh");
-    assert!(
-        out.status.success(),
-        "kafka.sh up --tv1: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .last()
-        .unwrap_or_default()
-        .trim_start_matches("KAFKA_BOOTSTRAP_SERVERS=")
-        .to_owned()
+    kafka::kafka_sh_locked(&["up", "--tv1"])
 }
 
 fn mirror_config(source: &str, alias: &str, topic: &str, tasks: usize) -> Value {
