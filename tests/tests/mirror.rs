@@ -506,9 +506,19 @@ fn committed(bootstrap: &str, group: &str, topic: &str, partitions: i32) -> Vec<
     for p in 0..partitions {
         tpl.add_partition(topic, p);
     }
-    let got = consumer
-        .committed_offsets(tpl, Duration::from_secs(10))
-        .unwrap();
+    // A cluster just started answers NotCoordinator for a while (seen in CI): ask again.
+    let mut tries = 0;
+    let got = loop {
+        match consumer.committed_offsets(tpl.clone(), Duration::from_secs(10)) {
+            Ok(got) => break got,
+            Err(e) if tries < 40 => {
+                tries += 1;
+                eprintln!("committed offsets of {group}: {e}; asking again");
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            Err(e) => panic!("committed offsets of {group}: {e}"),
+        }
+    };
     (0..partitions)
         .map(|p| {
             got.find_partition(topic, p)
