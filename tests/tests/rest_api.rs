@@ -854,4 +854,24 @@ async fn source_offsets_use_the_connectors_topic_and_fence_zombies_first() {
         w.get("/connectors/src/offsets").await.unwrap(),
         json!({"offsets": []})
     );
+
+    // A stopped connector resumes with its tasks.
+    let (s, _) = w.send("PUT", "/connectors/src/resume", None).await;
+    assert_eq!(s, 202);
+    eventually(Duration::from_secs(90), "2 tasks running again", || async {
+        connect_tests::worker::running_tasks(&w, "src", 2).await
+    })
+    .await;
+    // Also when the resume follows the stop before the worker applied it (the CDC test saw a
+    // connector left RUNNING with no tasks).
+    let (s, _) = w.send("PUT", "/connectors/src/stop", None).await;
+    assert_eq!(s, 204);
+    let (s, _) = w.send("PUT", "/connectors/src/resume", None).await;
+    assert_eq!(s, 202);
+    eventually(
+        Duration::from_secs(90),
+        "2 tasks running after stop+resume",
+        || async { connect_tests::worker::running_tasks(&w, "src", 2).await },
+    )
+    .await;
 }

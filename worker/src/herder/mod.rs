@@ -442,6 +442,16 @@ impl Herder {
             {
                 self.needs_task_configs.insert(name);
             }
+            // Apache asks a connector for its task configs whenever its target state becomes
+            // STARTED: a stop and a resume that land in one reconcile leave the connector running
+            // without ever stopping it, and its (empty) task configs must be generated again.
+            ConfigUpdate::TargetStateChanged(name)
+                if self.worker.is_running_connector(&name)
+                    && self.config_store.snapshot().target_state(&name)
+                        == Some(TargetState::Started) =>
+            {
+                self.needs_task_configs.insert(name);
+            }
             _ => {}
         }
     }

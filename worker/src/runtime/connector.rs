@@ -233,7 +233,10 @@ async fn run(
             }
             (TargetState::Started, true, None) => {}
         }
+        // A target change is applied before a queued command (a resume's task-config request
+        // then finds the connector started).
         tokio::select! {
+            biased;
             changed = target.changed() => {
                 if changed.is_err() { break; }
             }
