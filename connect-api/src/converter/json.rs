@@ -63,6 +63,10 @@ pub struct JsonConverter {
     /// schema (Apache's `JsonConverter.toConnectData`); writing is unchanged.
     schema_content: Option<Schema>,
     opts: JsonOptions,
+    /// The schemas written last, with their JSON bytes (Apache's `fromConnectSchemaCache`):
+    /// a source's records share a few schemas, and writing the schema part of the envelope
+    /// again for every record was most of the converter's work.
+    written_schemas: WrittenSchemas,
 }
 
 impl Default for JsonConverter {
@@ -71,7 +75,48 @@ impl Default for JsonConverter {
             schemas_enable: true,
             schema_content: None,
             opts: JsonOptions::default(),
+            written_schemas: WrittenSchemas::default(),
         }
+    }
+}
+
+/// Schemas most recently written, newest first, with their JSON bytes; a schema is found by
+/// identity first (records of one source share one schema value), then by equality.
+#[derive(Debug, Default)]
+struct WrittenSchemas(std::sync::Mutex<Vec<(Schema, std::sync::Arc<[u8]>)>>);
+
+/// Enough for the schemas a task writes at once (a key and a value schema per table of a CDC
+/// source, say); past it, the least recently written is forgotten.
+const WRITTEN_SCHEMAS_MAX: usize = 16;
+
+impl Clone for WrittenSchemas {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl WrittenSchemas {
+    fn get_or_write(
+        &self,
+        schema: &Schema,
+        write: impl FnOnce() -> Result<Vec<u8>>,
+    ) -> Result<std::sync::Arc<[u8]>> {
+        let mut cached = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let hit = cached
+            .iter()
+            .position(|(s, _)| s.ptr_eq(schema))
+            .or_else(|| cached.iter().position(|(s, _)| s == schema));
+        if let Some(i) = hit {
+            if i > 0 {
+                let entry = cached.remove(i);
+                cached.insert(0, entry);
+            }
+            return Ok(cached[0].1.clone());
+        }
+        let bytes: std::sync::Arc<[u8]> = write()?.into();
+        cached.insert(0, (schema.clone(), bytes.clone()));
+        cached.truncate(WRITTEN_SCHEMAS_MAX);
+        Ok(bytes)
     }
 }
 
@@ -244,14 +289,30 @@ impl Converter for JsonConverter {
             failed: &failed,
         };
         let written = if self.schemas_enable {
-            let schema_json = match schema {
-                Some(s) => as_json_schema_with(s, &self.opts)?,
-                None => Json::Null,
+            let schema_bytes = match schema {
+                Some(s) => self.written_schemas.get_or_write(s, || {
+                    to_vec_as_jackson(&as_json_schema_with(s, &self.opts)?).map_err(|e| {
+                        ConnectError::data(
+                            "Converting Kafka Connect data to byte[] failed due to serialization error: ",
+                        )
+                        .with_source(e)
+                    })
+                })?,
+                None => std::sync::Arc::from(&b"null"[..]),
             };
-            to_vec_as_jackson(&Envelope {
-                schema: &schema_json,
-                payload,
-            })
+            let mut out = Vec::with_capacity(schema_bytes.len() + 128);
+            out.extend_from_slice(b"{\"schema\":");
+            out.extend_from_slice(&schema_bytes);
+            out.extend_from_slice(b",\"payload\":");
+            payload
+                .serialize(&mut serde_json::Serializer::with_formatter(
+                    &mut out,
+                    JacksonFormatter,
+                ))
+                .map(|()| {
+                    out.push(b'}');
+                    out
+                })
         } else {
             to_vec_as_jackson(&payload)
         };
@@ -280,21 +341,6 @@ impl Converter for JsonConverter {
 
     fn config_def(&self) -> ConfigDef {
         Self::json_config_def()
-    }
-}
-
-/// `{"schema": .., "payload": ..}` in that order, as [`JsonConverter::to_json_value`] builds it.
-struct Envelope<'a> {
-    schema: &'a Json,
-    payload: Payload<'a>,
-}
-
-impl Serialize for Envelope<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(2))?;
-        m.serialize_entry("schema", self.schema)?;
-        m.serialize_entry("payload", &self.payload)?;
-        m.end()
     }
 }
 
@@ -927,6 +973,7 @@ mod tests {
                         decimal_format: format,
                         replace_null_with_default: true,
                     },
+                    written_schemas: WrittenSchemas::default(),
                 };
                 for (schema, value) in &cases {
                     let direct = c.from_connect_data("t", schema.as_ref(), value);
@@ -956,6 +1003,45 @@ mod tests {
             .collect();
         c.configure(&config, false)?;
         Ok(c)
+    }
+
+    /// The schema part of the envelope is written once per schema: an equal schema built
+    /// anew finds it, a different one (more than the cache holds, too) is written itself.
+    #[test]
+    fn written_schemas_are_reused_and_never_confused() {
+        let c = JsonConverter::new(true);
+        let numbered = |i: usize| {
+            SchemaBuilder::struct_()
+                .name(format!("r{i}"))
+                .field("id", Schema::int32())
+                .build()
+        };
+        let record = |i: usize| {
+            let schema = numbered(i);
+            let mut st = Struct::new(schema.clone());
+            st.put("id", Value::Int32(i as i32)).unwrap();
+            let value = Value::Struct(st);
+            (schema, value)
+        };
+        for round in 0..2 {
+            for i in 0..WRITTEN_SCHEMAS_MAX + 3 {
+                let (schema, value) = record(i);
+                let bytes = c
+                    .from_connect_data("t", Some(&schema), &value)
+                    .unwrap()
+                    .unwrap();
+                let expected = format!(
+                    r#"{{"schema":{{"type":"struct","fields":[{{"type":"int32","optional":false,"field":"id"}}],"optional":false,"name":"r{i}"}},"payload":{{"id":{i}}}}}"#
+                );
+                assert_eq!(String::from_utf8(bytes).unwrap(), expected, "round {round}");
+            }
+        }
+        let cached = c.written_schemas.0.lock().unwrap();
+        assert_eq!(cached.len(), WRITTEN_SCHEMAS_MAX);
+        assert!(
+            cached[0].0 == numbered(WRITTEN_SCHEMAS_MAX + 2),
+            "newest first"
+        );
     }
 
     /// KIP-1054, as Apache 4.4's `JsonConverter.toConnectData`: with `schemas.enable`, the

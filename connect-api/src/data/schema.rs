@@ -164,6 +164,11 @@ impl Schema {
         bytes, optional_bytes, Bytes;
     }
 
+    /// Whether both are the same schema value (a clone of one another), not only equal.
+    pub fn ptr_eq(&self, other: &Schema) -> bool {
+        std::ptr::eq(self.data(), other.data())
+    }
+
     fn data(&self) -> &SchemaData {
         match &self.0 {
             Repr::Shared(d) => d,
