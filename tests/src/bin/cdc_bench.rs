@@ -23,7 +23,7 @@
 //! Run (serialized with the machine's other benchmarks):
 //! `flock /tmp/bench.lock cargo run --release -p connect-tests --bin cdc_bench -- [rows]
 //! [changes]` with `CONNECT_WORKER_BIN=target/release/connect-worker`; defaults 1000000 and
-//! 1000000. Needs Java 17+ and Maven (Debezium's jars), the project's PostgreSQL and Kafka.
+//! 1000000; `CDC_BENCH_ONLY=ours` runs this worker alone. Needs Java 17+ and Maven (Debezium's jars), the project's PostgreSQL and Kafka.
 
 // A benchmark prints its figures.
 #![allow(clippy::print_stdout)]
@@ -331,18 +331,28 @@ async fn main() {
     .await
     .unwrap();
     println!("table {table}: {rows} rows; {n_changes} changes");
-    let dbz = debezium(&db, &table, rows, n_changes).await;
-    print("Debezium 3.6.1 / Connect 4.3.2", &dbz, rows, n_changes);
+    // `CDC_BENCH_ONLY=ours`: this worker alone (to iterate on its figures; ratios come from
+    // runs of both).
+    let only_ours = std::env::var("CDC_BENCH_ONLY").is_ok_and(|v| v == "ours");
+    let dbz = if only_ours {
+        Run::default()
+    } else {
+        let dbz = debezium(&db, &table, rows, n_changes).await;
+        print("Debezium 3.6.1 / Connect 4.3.2", &dbz, rows, n_changes);
+        dbz
+    };
     let our = ours(&db, &table, rows, n_changes).await;
     print("ours", &our, rows, n_changes);
-    println!(
-        "ours / Debezium: snapshot {:.2}x rec/s, {:.2}x CPU s; streaming {:.2}x rec/s, {:.2}x CPU s; peak RSS {:.3}x",
-        our.snapshot.rate / dbz.snapshot.rate,
-        our.snapshot.cpu / dbz.snapshot.cpu,
-        our.stream.rate / dbz.stream.rate,
-        our.stream.cpu / dbz.stream.cpu,
-        our.rss_kib as f64 / dbz.rss_kib as f64
-    );
+    if !only_ours {
+        println!(
+            "ours / Debezium: snapshot {:.2}x rec/s, {:.2}x CPU s; streaming {:.2}x rec/s, {:.2}x CPU s; peak RSS {:.3}x",
+            our.snapshot.rate / dbz.snapshot.rate,
+            our.snapshot.cpu / dbz.snapshot.cpu,
+            our.stream.rate / dbz.stream.rate,
+            our.stream.cpu / dbz.stream.cpu,
+            our.rss_kib as f64 / dbz.rss_kib as f64
+        );
+    }
     let _ = sqlx::query(&format!("DROP TABLE {table}"))
         .execute(&db)
         .await;
