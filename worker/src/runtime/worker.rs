@@ -45,6 +45,9 @@ use crate::storage::{
     StatusBackingStore, TargetState, TaskStatus, TopicStatus,
 };
 
+/// Java's producer `buffer.memory` default, 33,554,432 bytes, in librdkafka's kilobytes.
+const JAVA_BUFFER_MEMORY_KBYTES: &str = "32768";
+
 /// How long a connector's `stop` may take (Apache's fixed 5 s).
 pub const CONNECTOR_GRACEFUL_SHUTDOWN_TIMEOUT: std::time::Duration =
     std::time::Duration::from_secs(5);
@@ -804,7 +807,11 @@ impl Worker {
         defaults
             .set("enable.idempotence", "true")
             .set("acks", "all")
-            .set("client.id", task_producer_client_id(id));
+            .set("client.id", task_producer_client_id(id))
+            // Java's `buffer.memory` default (32 MiB) where librdkafka's queue would take
+            // 1 GiB and 100,000 records: a source faster than the broker held hundreds of MiB
+            // of records in the queue (`producer.buffer.memory` still sets it).
+            .set("queue.buffering.max.kbytes", JAVA_BUFFER_MEMORY_KBYTES);
         java_partitioner(&mut defaults);
         let overrides = super::client_overrides(
             ClientKind::Producer,
