@@ -47,12 +47,46 @@ pub async fn create_topics_with(
     partitions: i32,
     replication: i32,
 ) {
+    create_configured_topics(base, names, partitions, replication, &[]).await
+}
+
+/// Creates topics on the test cluster whose records never expire, whatever their timestamps.
+///
+/// The broker deletes a segment once its newest record's timestamp is older than the retention
+/// (`log.retention.hours=24` in `deploy/kafka.sh`), at its next retention check (every 5
+/// minutes). Records produced with fixed timestamps from the past (to get known object names or
+/// partition paths) would vanish at the first check that comes during the test, and consumers
+/// then start from the new log start: the end. Topics for such records are made with this.
+pub async fn create_topics_keeping_old_records(names: &[&str], partitions: i32) {
+    create_configured_topics(
+        client_config(),
+        names,
+        partitions,
+        1,
+        &[("retention.ms", "-1"), ("retention.bytes", "-1")],
+    )
+    .await
+}
+
+/// Creates topics with topic-level `configs`.
+async fn create_configured_topics(
+    base: ClientConfig,
+    names: &[&str],
+    partitions: i32,
+    replication: i32,
+    configs: &[(&str, &str)],
+) {
     let bootstrap = base.get("bootstrap.servers").unwrap_or_default().to_owned();
     let admin: AdminClient<DefaultClientContext> =
         base.create().expect("admin client config is valid");
     let topics: Vec<NewTopic<'_>> = names
         .iter()
-        .map(|n| NewTopic::new(n, partitions, TopicReplication::Fixed(replication)))
+        .map(|n| {
+            configs.iter().fold(
+                NewTopic::new(n, partitions, TopicReplication::Fixed(replication)),
+                |t, (k, v)| t.set(k, v),
+            )
+        })
         .collect();
     let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
     let results = admin

@@ -71,6 +71,8 @@ pub struct ClusterSpec {
     /// Extra environment variables of the worker processes (after the harness's own, so
     /// `RUST_LOG` can be overridden).
     pub env: BTreeMap<String, String>,
+    /// Environment variables the worker processes do not inherit.
+    pub env_removed: Vec<String>,
     /// `Some(connector files)`: the workers are standalone ones (`connect-worker standalone
     /// <worker.properties> <connector files...>`); see [`ClusterSpec::standalone`].
     pub standalone: Option<Vec<PathBuf>>,
@@ -119,6 +121,7 @@ impl ClusterSpec {
             props,
             client: None,
             env: BTreeMap::new(),
+            env_removed: Vec::new(),
             standalone: None,
         }
     }
@@ -169,6 +172,12 @@ impl ClusterSpec {
     /// Sets an environment variable of the worker processes.
     pub fn env(mut self, key: &str, value: &str) -> Self {
         self.env.insert(key.to_owned(), value.to_owned());
+        self
+    }
+
+    /// Keeps an environment variable of the test process from the worker processes.
+    pub fn env_remove(mut self, key: &str) -> Self {
+        self.env_removed.push(key.to_owned());
         self
     }
 
@@ -265,10 +274,14 @@ impl WorkerProc {
             Some(files) => command.arg("standalone").arg(&props_path).args(files),
             None => command.arg(&props_path),
         };
-        let child = command
+        command
             .env("RUST_LOG", "info,rdkafka=warn")
             .env("NO_COLOR", "1")
-            .envs(&spec.env)
+            .envs(&spec.env);
+        for k in &spec.env_removed {
+            command.env_remove(k);
+        }
+        let child = command
             .stdout(out.try_clone().unwrap())
             .stderr(out)
             .stdin(Stdio::null())

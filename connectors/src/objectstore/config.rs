@@ -143,6 +143,7 @@ impl ObjectStoreSinkConfig {
             rotate_on_schema_change: false,
             max_open_files: None,
             retry_backoff: None,
+            tagging: None,
         }
     }
 

@@ -33,8 +33,10 @@ pub mod config;
 pub mod format;
 pub mod joda;
 pub mod partitioner;
+pub mod profile;
 pub mod s3config;
 mod sink;
+pub mod tagging;
 pub mod views;
 pub mod writer;
 

@@ -26,6 +26,7 @@ use super::partitioner::{
     DAILY_PARTITIONER, DEFAULT_PARTITIONER, FIELD_PARTITIONER, HOURLY_PARTITIONER, Partitioner,
     SchemaAffix, TIME_BASED_PARTITIONER, TimestampExtractor,
 };
+use super::tagging::{self, S3Tagger, Tagging};
 use super::writer::{NullValues, Rotation, Settings};
 
 pub const S3_BUCKET_CONFIG: &str = "s3.bucket.name";
@@ -79,6 +80,9 @@ pub const CONNECT_META_DATA_CONFIG: &str = "connect.meta.data";
 pub const ALLOW_OPTIONAL_MAP_KEYS_CONFIG: &str = "allow.optional.map.keys";
 pub const SCHEMA_CACHE_SIZE_CONFIG: &str = "schemas.cache.config";
 pub const SCHEMA_COMPATIBILITY_CONFIG: &str = "schema.compatibility";
+pub const OBJECT_TAGGING_CONFIG: &str = "s3.object.tagging";
+pub const OBJECT_TAGGING_EXTRA_KV_CONFIG: &str = "s3.object.tagging.key.value.pairs";
+pub const BEHAVIOR_ON_TAGGING_ERROR_CONFIG: &str = "s3.object.behavior.on.tagging.error";
 
 pub const S3_STORAGE_CLASS: &str = "io.confluent.connect.s3.storage.S3Storage";
 /// `timestamp.extractor` may name the extractors by class, as Confluent's
@@ -96,9 +100,6 @@ const PART_SIZE_MAX: i64 = i32::MAX as i64;
 /// (Confluent's default, in the spellings met in practice). Any other value is a validation
 /// error naming the key.
 pub const UNIMPLEMENTED: &[(&str, &[&str])] = &[
-    ("s3.object.tagging", &["false"]),
-    ("s3.object.tagging.key.value.pairs", &[""]),
-    ("s3.object.behavior.on.tagging.error", &["ignore"]),
     ("s3.acl.canned", &[""]),
     ("s3.wan.mode", &["false"]),
     ("s3.send.digest", &["false"]),
@@ -310,7 +311,20 @@ pub fn s3_config_def() -> ConfigDef {
         .define(key("max.files.scan.limit", Int, Low, "Files scanned after a conditional-write conflict (accepted; unused here).")
             .default_value(100))
         .define(key("s3.elastic.buffer.init.capacity", Int, Low, "Elastic buffer initial capacity (accepted; unused here).")
-            .default_value(128 * 1024));
+            .default_value(128 * 1024))
+        .define(key(OBJECT_TAGGING_CONFIG, Boolean, Low, "Tag S3 objects with start and end offsets, as well as record count (startOffset, endOffset, recordCount; PutObjectTagging once the object is stored).")
+            .default_value(false))
+        .define(key(OBJECT_TAGGING_EXTRA_KV_CONFIG, List, Low, "Additional S3 tag key value pairs (key:value, comma-separated), with s3.object.tagging=true.")
+            .default_value(Vec::<std::string::String>::new())
+            .validator(lambda("key:value pairs", |key, v| match v {
+                Some(TypedValue::List(items)) => tagging::parse_pairs(items)
+                    .map(|_| ())
+                    .map_err(|e| ConnectError::invalid_value(key, items.join(","), &e)),
+                _ => Ok(()),
+            })))
+        .define(key(BEHAVIOR_ON_TAGGING_ERROR_CONFIG, String, Low, "How to handle S3 object tagging error. Valid options are 'ignore' and 'fail'.")
+            .default_value("ignore")
+            .validator(one_of_case_insensitive(&["ignore", "fail"])));
     for (name, accepted) in UNIMPLEMENTED {
         def = def.define(unimplemented_validator(name, accepted));
     }
@@ -329,6 +343,8 @@ pub struct S3SinkConfig {
     path_style: bool,
     encryption: Encryption,
     retry: object_store::RetryConfig,
+    /// `s3.object.tagging=true`: the extra pairs and whether a tagging error fails the task.
+    tagging: Option<(Vec<(String, String)>, bool)>,
 }
 
 /// `s3.ssea.name` with its key.
@@ -691,6 +707,18 @@ impl S3SinkConfig {
                 .long(RETRY_BACKOFF_CONFIG)
                 .and_then(|v| u64::try_from(v).ok())
                 .map(std::time::Duration::from_millis),
+            // With its client, by `open`.
+            tagging: None,
+        };
+        let tagging = if p.boolean(OBJECT_TAGGING_CONFIG).unwrap_or(false) {
+            let pairs = tagging::parse_pairs(p.list(OBJECT_TAGGING_EXTRA_KV_CONFIG))
+                .map_err(|e| ConnectError::invalid_value(OBJECT_TAGGING_EXTRA_KV_CONFIG, "", &e))?;
+            let fail = p
+                .string(BEHAVIOR_ON_TAGGING_ERROR_CONFIG)
+                .is_some_and(|b| b.eq_ignore_ascii_case("fail"));
+            Some((pairs, fail))
+        } else {
+            None
         };
         let endpoint = p
             .string(STORE_URL_CONFIG)
@@ -743,12 +771,15 @@ impl S3SinkConfig {
                 }
                 _ => Encryption::None,
             },
+            tagging,
         })
     }
 
-    /// The bucket, with credentials from the keys or else the AWS default chain (environment,
-    /// web identity, container and instance metadata).
-    pub fn open(&self) -> Result<Arc<dyn ObjectStore>> {
+    /// The writers' settings and the bucket, with credentials from the keys or else the AWS
+    /// default chain (environment, web identity, the shared credentials files' profile,
+    /// container and instance metadata); with
+    /// `s3.object.tagging`, the settings tag through the bucket's own endpoint and credentials.
+    pub fn open(&self) -> Result<(Settings, Arc<dyn ObjectStore>)> {
         let mut b = AmazonS3Builder::from_env()
             .with_retry(self.retry.clone())
             .with_bucket_name(&self.bucket)
@@ -759,6 +790,22 @@ impl S3SinkConfig {
         }
         if let (Some(k), Some(s)) = (&self.access_key, &self.secret_key) {
             b = b.with_access_key_id(k).with_secret_access_key(s);
+        } else if b
+            .get_config_value(&AmazonS3ConfigKey::AccessKeyId)
+            .is_none()
+            && b.get_config_value(&AmazonS3ConfigKey::WebIdentityTokenFile)
+                .is_none()
+            && let Some(p) = super::profile::from_env()
+        {
+            // The default chain's profile step, after the environment's keys and web identity,
+            // before container and instance metadata.
+            tracing::info!(profile = %p.profile, file = %p.file.display(), "S3 credentials from an AWS shared credentials profile");
+            b = b
+                .with_access_key_id(p.access_key_id)
+                .with_secret_access_key(p.secret_access_key);
+            if let Some(t) = p.session_token {
+                b = b.with_token(t);
+            }
         }
         b = match &self.encryption {
             Encryption::None => b,
@@ -771,10 +818,47 @@ impl S3SinkConfig {
             Encryption::Customer(key) => b.with_ssec_encryption(key),
             Encryption::Kms(key) => b.with_sse_kms_encryption(key),
         };
+        let bucket_endpoint = bucket_endpoint(&b);
         let store = b.build().map_err(|e| {
             ConnectError::invalid_value(S3_BUCKET_CONFIG, &self.bucket, &e.to_string())
         })?;
-        Ok(Arc::new(store))
+        let mut settings = self.settings.clone();
+        if let Some((extra, fail)) = &self.tagging {
+            use object_store::client::{ClientOptions, HttpConnector, ReqwestConnector};
+            let client = ReqwestConnector::default()
+                .connect(&ClientOptions::new().with_allow_http(true))
+                .map_err(|e| ConnectError::fatal(format!("S3 tagging client: {e}")))?;
+            settings.tagging = Some(Tagging {
+                extra: extra.clone(),
+                fail: *fail,
+                tagger: Arc::new(S3Tagger {
+                    client,
+                    credentials: store.credentials().clone(),
+                    bucket_endpoint,
+                    region: self.region.clone(),
+                    retries: self.retry.max_retries,
+                    backoff: self.retry.backoff.init_backoff,
+                }),
+            });
+        }
+        Ok((settings, Arc::new(store)))
+    }
+}
+
+/// The bucket's URL as object_store's builder makes it (`<endpoint>/<bucket>` path-style, the
+/// endpoint itself virtual-hosted, AWS's regional endpoints without one).
+fn bucket_endpoint(b: &AmazonS3Builder) -> String {
+    let get = |k| b.get_config_value(&k).unwrap_or_default();
+    let (bucket, region) = (
+        get(AmazonS3ConfigKey::Bucket),
+        get(AmazonS3ConfigKey::Region),
+    );
+    let virtual_hosted = get(AmazonS3ConfigKey::VirtualHostedStyleRequest) == "true";
+    match b.get_config_value(&AmazonS3ConfigKey::Endpoint) {
+        Some(e) if virtual_hosted => e,
+        Some(e) => format!("{}/{bucket}", e.trim_end_matches('/')),
+        None if virtual_hosted => format!("https://{bucket}.s3.{region}.amazonaws.com"),
+        None => format!("https://s3.{region}.amazonaws.com/{bucket}"),
     }
 }
 
@@ -849,8 +933,41 @@ mod tests {
     }
 
     #[test]
+    fn object_tagging_keys() {
+        let ok = [
+            (OBJECT_TAGGING_CONFIG, "true"),
+            (OBJECT_TAGGING_EXTRA_KV_CONFIG, "team:data, env:test"),
+            (BEHAVIOR_ON_TAGGING_ERROR_CONFIG, "FAIL"),
+        ];
+        assert!(errors(&ok).is_empty());
+        let c = S3SinkConfig::parse(&props(&ok)).unwrap();
+        let pairs = vec![
+            ("team".to_owned(), "data".to_owned()),
+            ("env".to_owned(), "test".to_owned()),
+        ];
+        assert_eq!(c.tagging, Some((pairs, true)));
+        // The tagger comes with the store.
+        assert!(c.settings.tagging.is_none());
+        let (settings, _) = c.open().unwrap();
+        assert!(settings.tagging.is_some_and(|t| t.fail));
+        assert_eq!(S3SinkConfig::parse(&props(&[])).unwrap().tagging, None);
+        let e = errors(&[(OBJECT_TAGGING_EXTRA_KV_CONFIG, "team")]);
+        assert!(
+            e.iter()
+                .any(|m| m.contains(OBJECT_TAGGING_EXTRA_KV_CONFIG) && m.contains("key:value")),
+            "{e:?}"
+        );
+        let e = errors(&[(BEHAVIOR_ON_TAGGING_ERROR_CONFIG, "retry")]);
+        assert!(
+            e.iter()
+                .any(|m| m.contains(BEHAVIOR_ON_TAGGING_ERROR_CONFIG)),
+            "{e:?}"
+        );
+    }
+
+    #[test]
     fn an_unimplemented_key_is_an_error_naming_it_unless_default() {
-        assert!(errors(&[("s3.acl.canned", ""), ("s3.object.tagging", "false")]).is_empty());
+        assert!(errors(&[("s3.acl.canned", ""), ("s3.wan.mode", "false")]).is_empty());
         let e = errors(&[("s3.acl.canned", "private")]);
         assert!(
             e.iter()

@@ -64,9 +64,7 @@ impl Flavor for Confluent {
         S3SinkConfig::parse(props).map(|_| ())
     }
     fn load(props: &ConfigMap) -> Result<(Settings, Arc<dyn ObjectStore>)> {
-        let config = S3SinkConfig::parse(props)?;
-        let store = config.open()?;
-        Ok((config.settings, store))
+        S3SinkConfig::parse(props)?.open()
     }
 }
 
@@ -187,7 +185,7 @@ impl<F> StorageSinkTask<F> {
         // before any record of this batch.
         for (tp, w) in &mut self.writers {
             let mut c = self.committed.get(tp).copied();
-            w.flush_pending(store, &mut c).await?;
+            w.flush_pending(settings, store, &mut c).await?;
             if let Some(c) = c {
                 self.committed.insert(tp.clone(), c);
             }
@@ -263,11 +261,11 @@ impl<F: Flavor> SinkTask for StorageSinkTask<F> {
     /// Files due by `rotate.schedule.interval.ms` end here when no record came to end them.
     async fn pre_commit(&mut self, offsets: SinkOffsets) -> Result<SinkOffsets> {
         let now = now_ms();
-        if let Some(store) = self.store.clone() {
+        if let (Some(store), Some(settings)) = (self.store.clone(), self.settings.as_ref()) {
             for (tp, w) in &mut self.writers {
                 if w.schedule_due(now) {
                     let mut c = self.committed.get(tp).copied();
-                    if let Err(e) = w.end_files(&store, tp, &mut c).await {
+                    if let Err(e) = w.end_files(settings, &store, tp, &mut c).await {
                         tracing::warn!(partition = ?tp, error = %e, "scheduled rotation failed; the next put retries");
                     }
                     if let Some(c) = c {
@@ -620,6 +618,89 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(committed.get(&TopicPartition::new("t", 0)), Some(&300));
+    }
+
+    /// An object's name and the tags it was given.
+    type Tagged = (String, Vec<(String, String)>);
+
+    /// Records each tagging instead of sending it.
+    #[derive(Debug, Default)]
+    struct Recorder(std::sync::Mutex<Vec<Tagged>>);
+
+    #[async_trait]
+    impl super::super::tagging::Tagger for Recorder {
+        async fn put_tags(
+            &self,
+            object: &Path,
+            tags: &[(String, String)],
+        ) -> std::result::Result<(), String> {
+            self.0
+                .lock()
+                .unwrap()
+                .push((object.to_string(), tags.to_vec()));
+            Ok(())
+        }
+    }
+
+    /// `s3.object.tagging`: every stored file, PUT whole or uploaded in parts, is tagged once,
+    /// after it is stored, with its first and last offsets, its record count and the extra
+    /// pairs; open files are not.
+    #[tokio::test]
+    async fn stored_files_are_tagged_with_their_offsets_and_count() {
+        let store = Arc::new(FailingPuts {
+            inner: InMemory::new(),
+            fail: vec![],
+            puts: AtomicUsize::new(0),
+        });
+        let recorder = Arc::new(Recorder::default());
+        let mut t = task(store.clone(), 5);
+        let s = t.settings.as_mut().unwrap();
+        s.part_size = 16;
+        s.tagging = Some(super::super::tagging::Tagging {
+            extra: vec![("team".to_owned(), "data".to_owned())],
+            fail: false,
+            tagger: recorder.clone(),
+        });
+        // Partition 0: 2-byte lines, files under a part (whole PUTs); partition 1: 11-byte
+        // lines, files in parts (multipart uploads).
+        let records: Vec<SinkRecord> = (0..24i64)
+            .map(|o| {
+                let (p, offset) = ((o % 2) as i32, o / 2);
+                let v = if p == 0 {
+                    offset % 10
+                } else {
+                    1_000_000_000 + offset
+                };
+                SinkRecord::new("t", p, offset, None, Value::Null, None, Value::Int64(v))
+            })
+            .collect();
+        for batch in records.chunks(7) {
+            t.put(batch.to_vec()).await.unwrap();
+        }
+        // 12 records per partition in files of 5: two stored each, 10..11 still open.
+        let mut tagged = recorder.0.lock().unwrap().clone();
+        tagged.sort();
+        let want: Vec<Tagged> = [(0, 0), (0, 5), (1, 0), (1, 5)]
+            .iter()
+            .map(|(p, first)| {
+                let tags = [
+                    ("startOffset", first.to_string()),
+                    ("endOffset", (first + 4).to_string()),
+                    ("recordCount", "5".to_owned()),
+                    ("team", "data".to_owned()),
+                ];
+                (
+                    format!("t/partition={p}/t+{p}+{first:020}.jsonl"),
+                    tags.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(tagged, want);
+        for (name, _) in &tagged {
+            store.inner.head(&Path::from(name.as_str())).await.unwrap();
+        }
+        // Partition 0's two files were PUT whole; partition 1's went in parts.
+        assert_eq!(store.puts.load(Ordering::SeqCst), 2);
     }
 
     #[test]

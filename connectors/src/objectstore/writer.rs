@@ -44,6 +44,7 @@ use object_store::{MultipartUpload, ObjectStore, ObjectStoreExt, PutPayload};
 use super::format::{Format, RecordWriter};
 use super::joda::Zone;
 use super::partitioner::{Partitioner, SchemaAffix, TimestampExtractor};
+use super::tagging::{FileTags, Tagging};
 use super::views::View;
 
 /// What the task does with a record whose value is null (`behavior.on.null.values`).
@@ -104,6 +105,8 @@ pub struct Settings {
     /// `retry.backoff.ms`: how long the runtime waits before redelivering a batch whose
     /// upload failed (Java's `context.timeout`); `None`: the runtime's own backoff.
     pub retry_backoff: Option<std::time::Duration>,
+    /// `s3.object.tagging`: each stored value file is tagged with its offsets and record count.
+    pub tagging: Option<Tagging>,
 }
 
 impl Settings {
@@ -185,12 +188,16 @@ pub struct PartitionWriter {
     skip_until: Option<i64>,
     /// Where a replay of the partition's open files starts.
     resume_from: Option<i64>,
-    /// Ended files waiting for their PUT, and the offset committable once they are stored.
-    pending: Vec<(Path, Vec<u8>)>,
+    /// Ended files waiting for their PUT (with their tags under `s3.object.tagging`), and the
+    /// offset committable once they are stored.
+    pending: Vec<(Path, Vec<u8>, Option<FileTags>)>,
     pending_offset: Option<i64>,
     next_rotation: Option<i64>,
     /// A rewind for the task to request of the runtime.
     rewind: Option<i64>,
+    /// Per encoded partition, the offsets and count of the records in its open files (the tags
+    /// of `s3.object.tagging`).
+    spans: BTreeMap<String, FileTags>,
 }
 
 /// What happened to a record.
@@ -222,10 +229,11 @@ impl PartitionWriter {
     /// Uploads ended files still waiting; the committable offset moves once all are stored.
     pub async fn flush_pending(
         &mut self,
+        s: &Settings,
         store: &Arc<dyn ObjectStore>,
         committed: &mut Option<i64>,
     ) -> Result<()> {
-        while let Some((name, bytes)) = self.pending.first() {
+        while let Some((name, bytes, _)) = self.pending.first() {
             let size = bytes.len();
             store
                 .put(name, PutPayload::from(bytes.clone()))
@@ -234,7 +242,10 @@ impl PartitionWriter {
                     ConnectError::retriable(format!("failed to upload {name}")).with_source(e)
                 })?;
             tracing::debug!(object = %name, size, "uploaded");
-            self.pending.remove(0);
+            let (name, _, tags) = self.pending.remove(0);
+            if let (Some(tagging), Some(tags)) = (&s.tagging, tags) {
+                tagging.tag(&name, &tags).await?;
+            }
         }
         if let Some(o) = self.pending_offset.take() {
             *committed = Some(o);
@@ -306,7 +317,7 @@ impl PartitionWriter {
                 },
             };
             if self.record_count > 0 && self.rotates_before(s, record, ts, &encoded, now) {
-                self.end_files(store, tp, committed).await?;
+                self.end_files(s, store, tp, committed).await?;
                 continue;
             }
             break encoded;
@@ -404,6 +415,13 @@ impl PartitionWriter {
         }
         self.record_count += 1;
         self.last_written = Some(record.kafka_offset);
+        let span = self.spans.entry(encoded.clone()).or_insert(FileTags {
+            start: record.kafka_offset,
+            end: record.kafka_offset,
+            records: 0,
+        });
+        span.end = record.kafka_offset;
+        span.records += 1;
         self.current_encoded = Some(encoded.clone());
         if let Some((period, zone)) = &s.schedule
             && self.next_rotation.is_none()
@@ -415,7 +433,7 @@ impl PartitionWriter {
             return Err(e);
         }
         if self.record_count >= s.flush_size {
-            self.end_files(store, tp, committed).await?;
+            self.end_files(s, store, tp, committed).await?;
         }
         Ok(Outcome::Written)
     }
@@ -504,22 +522,31 @@ impl PartitionWriter {
     /// Ends every open file and uploads them; the committable offset moves when all are stored.
     pub async fn end_files(
         &mut self,
+        s: &Settings,
         store: &Arc<dyn ObjectStore>,
         tp: &TopicPartition,
         committed: &mut Option<i64>,
     ) -> Result<()> {
         let files = std::mem::take(&mut self.files);
+        let mut spans = std::mem::take(&mut self.spans);
         let mut multipart = Vec::new();
-        for mut f in files.into_values().flatten() {
-            f.writer.finish()?;
-            let tail = std::mem::take(f.writer.output());
-            match f.upload {
-                Some(up) => multipart.push((f.name, up, tail)),
-                None => self.pending.push((f.name, tail)),
+        for (encoded, files) in files {
+            // As Confluent's writer, one object per encoded partition is tagged: its first
+            // file's (the value's; the keys' for tombstones).
+            let mut tags = spans.remove(&encoded).filter(|_| s.tagging.is_some());
+            for mut f in files {
+                f.writer.finish()?;
+                let tail = std::mem::take(f.writer.output());
+                let tags = tags.take();
+                match f.upload {
+                    Some(up) => multipart.push((f.name, up, tail, tags)),
+                    None => self.pending.push((f.name, tail, tags)),
+                }
             }
         }
+        let mut to_tag = Vec::new();
         let mut multipart = multipart.into_iter();
-        while let Some((name, mut up, tail)) = multipart.next() {
+        while let Some((name, mut up, tail, tags)) = multipart.next() {
             let done = async {
                 if !tail.is_empty() {
                     up.put_part(PutPayload::from(tail)).await?;
@@ -529,7 +556,7 @@ impl PartitionWriter {
             if let Err(e) = done.await {
                 // The uploads not completed yet are lost with this one: abort them too.
                 let _ = up.abort().await;
-                for (_, mut rest, _) in multipart {
+                for (_, mut rest, _, _) in multipart {
                     let _ = rest.abort().await;
                 }
                 self.lose(tp).await;
@@ -539,6 +566,16 @@ impl PartitionWriter {
                 .with_source(e));
             }
             tracing::debug!(object = %name, "uploaded (multipart)");
+            if let Some(tags) = tags {
+                to_tag.push((name, tags));
+            }
+        }
+        // Tagged once every upload of this end is complete (a failure to tag stops the task
+        // under s3.object.behavior.on.tagging.error=fail; no upload is left open then).
+        if let Some(tagging) = &s.tagging {
+            for (name, tags) in &to_tag {
+                tagging.tag(name, tags).await?;
+            }
         }
         self.pending_offset = self.last_written.map(|o| o + 1);
         self.record_count = 0;
@@ -546,7 +583,7 @@ impl PartitionWriter {
         self.window = None;
         self.schemas.clear();
         self.next_rotation = None;
-        self.flush_pending(store, committed).await
+        self.flush_pending(s, store, committed).await
     }
 
     /// Drops the open files after a multipart upload failed, aborts their uploads and asks for
