@@ -38,7 +38,7 @@ pub enum ProducerChoice {
 pub fn choose(config: ClientConfig, security: &KafkaSecurity) -> ProducerChoice {
     match producer_settings::from_librdkafka(&config, security) {
         Ok(s) => ProducerChoice::Native(Box::new(s)),
-        Err(why) => ProducerChoice::Librdkafka(config, why),
+        Err(why) => ProducerChoice::Librdkafka(super::worker::java_buffer_memory(config), why),
     }
 }
 
@@ -505,5 +505,32 @@ mod tests {
                 ProducerChoice::Native(_) => panic!("{k}={v} must keep librdkafka"),
             }
         }
+    }
+
+    /// Java's `buffer.memory` bound goes to librdkafka's producer only (the key would keep a
+    /// task off the native producer); a configured one is kept.
+    #[test]
+    fn the_java_buffer_bound_applies_to_librdkafka_only() {
+        let ProducerChoice::Librdkafka(c, _) = choose(
+            task_config(&[("socket.keepalive.enable", "true")]),
+            &KafkaSecurity::default(),
+        ) else {
+            panic!("expected librdkafka");
+        };
+        assert_eq!(c.get("queue.buffering.max.kbytes"), Some("32768"));
+        let ProducerChoice::Librdkafka(c, _) = choose(
+            task_config(&[("queue.buffering.max.kbytes", "1024")]),
+            &KafkaSecurity::default(),
+        ) else {
+            panic!("expected librdkafka");
+        };
+        assert_eq!(c.get("queue.buffering.max.kbytes"), Some("1024"));
+        let ProducerChoice::Librdkafka(c, _) = choose(
+            crate::runtime::worker::java_buffer_memory(task_config(&[])),
+            &KafkaSecurity::default(),
+        ) else {
+            panic!("the bound keeps librdkafka: the worker must not set it for the native one");
+        };
+        assert_eq!(c.get("queue.buffering.max.kbytes"), Some("32768"));
     }
 }

@@ -45,9 +45,6 @@ use crate::storage::{
     StatusBackingStore, TargetState, TaskStatus, TopicStatus,
 };
 
-/// Java's producer `buffer.memory` default, 33,554,432 bytes, in librdkafka's kilobytes.
-const JAVA_BUFFER_MEMORY_KBYTES: &str = "32768";
-
 /// How long a connector's `stop` may take (Apache's fixed 5 s).
 pub const CONNECTOR_GRACEFUL_SHUTDOWN_TIMEOUT: std::time::Duration =
     std::time::Duration::from_secs(5);
@@ -709,7 +706,7 @@ impl Worker {
                 let producer = self
                     .producers
                     .get(
-                        self.producer_config(id, connector_config)?,
+                        java_buffer_memory(self.producer_config(id, connector_config)?),
                         &task_producer_client_id(id),
                     )
                     .map_err(|e| {
@@ -746,9 +743,12 @@ impl Worker {
                     &id.connector,
                     connector_config,
                 )?;
-                let dlq =
-                    DeadLetterQueue::for_sink(id, &cc, self.producer_config(id, connector_config)?)
-                        .await?;
+                let dlq = DeadLetterQueue::for_sink(
+                    id,
+                    &cc,
+                    java_buffer_memory(self.producer_config(id, connector_config)?),
+                )
+                .await?;
                 let classes = StageClasses {
                     key_converter: cc
                         .common
@@ -807,11 +807,7 @@ impl Worker {
         defaults
             .set("enable.idempotence", "true")
             .set("acks", "all")
-            .set("client.id", task_producer_client_id(id))
-            // Java's `buffer.memory` default (32 MiB) where librdkafka's queue would take
-            // 1 GiB and 100,000 records: a source faster than the broker held hundreds of MiB
-            // of records in the queue (`producer.buffer.memory` still sets it).
-            .set("queue.buffering.max.kbytes", JAVA_BUFFER_MEMORY_KBYTES);
+            .set("client.id", task_producer_client_id(id));
         java_partitioner(&mut defaults);
         let overrides = super::client_overrides(
             ClientKind::Producer,
@@ -934,4 +930,16 @@ impl Worker {
 /// Apache's client id of a task's producer (`connector-producer-<connector>-<task>`).
 fn task_producer_client_id(id: &ConnectorTaskId) -> String {
     format!("connector-producer-{id}")
+}
+
+/// A librdkafka producer's queue bounded as Java's producer bounds its buffer: `buffer.memory`
+/// (32 MiB) unless configured (`producer.buffer.memory` becomes `queue.buffering.max.kbytes`).
+/// librdkafka's own default is 1 GiB and 100,000 records: a source that outran the broker held
+/// hundreds of MiB of records in the queue (the CDC benchmark's worker, ~360 MiB). Not for the
+/// native transactional producer, which the key would turn away (it bounds a transaction itself).
+pub(crate) fn java_buffer_memory(mut config: ClientConfig) -> ClientConfig {
+    if config.get("queue.buffering.max.kbytes").is_none() {
+        config.set("queue.buffering.max.kbytes", "32768");
+    }
+    config
 }
