@@ -10,7 +10,11 @@
 //! - validation: equal or missing aliases, an unknown replication policy and exactly-once
 //!   without a `read_committed` source consumer are errors naming their key;
 //! - an unreachable source cluster fails the connector with the reason; it heals by itself;
-//! - a consumer group moved to the target skips nothing (checkpoints, group offset sync).
+//! - a consumer group moved to the target skips nothing (checkpoints, group offset sync);
+//! - topic ACLs follow the source as Apache translates them (`deploy/kafka.sh up --acl`, a
+//!   cluster with Kafka's authorizer, as source and target);
+//! - a task whose source cluster refuses its login FAILS with the reason and heals by itself
+//!   once the login is valid.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -417,10 +421,10 @@ async fn bad_mirror_configs_are_validation_errors_naming_the_key() {
         "{e:?}"
     );
     let e = errors(with(
-        json!({"source.cluster.alias": "a", "sync.topic.acls.enabled": "true"}),
+        json!({"source.cluster.alias": "a", "topic.filter.class": "com.example.Filter"}),
     ))
     .await;
-    assert!(e.contains_key("sync.topic.acls.enabled"), "{e:?}");
+    assert!(e.contains_key("topic.filter.class"), "{e:?}");
     let e = errors(with(
         json!({"source.cluster.alias": "a", "source.cluster.bootstrap.servers": "127.0.0.1:1"}),
     ))
@@ -1105,5 +1109,191 @@ async fn a_secured_source_is_read_with_javas_keys_and_a_wrong_password_fails_wit
     assert!(
         trace.contains("cluster \"sec\"") && trace.to_lowercase().contains("authentication"),
         "the trace names the cluster and the authentication failure: {trace}"
+    );
+}
+
+/// `(principal=User:alice, host=*, operation=READ, permissionType=ALLOW)` lines of Apache's
+/// `AclCommand --list --topic <topic>` on `bootstrap`: the topic's LITERAL and PREFIXED ACLs
+/// whose pattern name is `topic`.
+fn listed_acls(bootstrap: &str, topic: &str) -> std::collections::BTreeSet<String> {
+    kafka::kafka_tool(
+        &[
+            "org.apache.kafka.tools.AclCommand",
+            "--bootstrap-server",
+            bootstrap,
+            "--list",
+            "--topic",
+            topic,
+        ],
+        "",
+    )
+    .lines()
+    .map(str::trim)
+    .filter(|l| l.starts_with("(principal="))
+    .map(str::to_owned)
+    .collect()
+}
+
+fn add_acls(bootstrap: &str, args: &[&str]) {
+    let mut all = vec![
+        "org.apache.kafka.tools.AclCommand",
+        "--bootstrap-server",
+        bootstrap,
+        "--add",
+        "--force",
+    ];
+    all.extend_from_slice(args);
+    kafka::kafka_tool(&all, "");
+}
+
+fn acl_line(principal: &str, operation: &str, permission: &str) -> String {
+    format!(
+        "(principal=User:{principal}, host=*, operation={operation}, permissionType={permission})"
+    )
+}
+
+/// Topic ACL sync (`sync.topic.acls.enabled`, on by default as in Apache) against a real
+/// authorizer: `deploy/kafka.sh up --acl` (Kafka's StandardAuthorizer) is both the source and
+/// the target (and the worker's cluster), the remote topic `src.<topic>` beside its source.
+/// ACLs written with Apache's own `AclCommand` on the source topic appear on the remote topic
+/// as Apache's `MirrorSourceConnector` translates them: LITERAL ones only, ALLOW WRITE dropped,
+/// ALLOW ALL as ALLOW READ, DENY kept; a topic the connector does not replicate gets nothing;
+/// one added while the connector runs follows at `sync.topic.acls.interval.seconds`.
+#[tokio::test(flavor = "multi_thread")]
+async fn topic_acls_follow_the_source_as_apache_translates_them() {
+    let acl = kafka::kafka_sh_locked(&["up", "--acl"]);
+    let topic = unique("mm2-acl");
+    let other = unique("mm2-acl-other");
+    kafka::create_topics_at(&acl, &[&topic, &other], 1, 1).await;
+    let (b, t, o) = (acl.clone(), topic.clone(), other.clone());
+    tokio::task::spawn_blocking(move || {
+        add_acls(
+            &b,
+            &[
+                "--allow-principal",
+                "User:alice",
+                "--allow-principal",
+                "User:bob",
+                "--operation",
+                "Read",
+                "--operation",
+                "Write",
+                "--topic",
+                &t,
+            ],
+        );
+        add_acls(
+            &b,
+            &[
+                "--allow-principal",
+                "User:carol",
+                "--operation",
+                "All",
+                "--topic",
+                &t,
+                "--topic",
+                &o,
+            ],
+        );
+        add_acls(
+            &b,
+            &[
+                "--deny-principal",
+                "User:dave",
+                "--operation",
+                "Write",
+                "--topic",
+                &t,
+            ],
+        );
+        add_acls(
+            &b,
+            &[
+                "--allow-principal",
+                "User:erin",
+                "--operation",
+                "Read",
+                "--topic",
+                &t,
+                "--resource-pattern-type",
+                "prefixed",
+            ],
+        );
+    })
+    .await
+    .unwrap();
+    let w = ClusterSpec::new("mm2-acl")
+        .set("bootstrap.servers", &acl)
+        .start_worker()
+        .await;
+    let mut config = mirror_config(&acl, "src", &topic, 1);
+    for k in [
+        "exactly.once.support",
+        "transaction.boundary",
+        "transaction.boundary.interval.ms",
+    ] {
+        config.as_object_mut().unwrap().remove(k);
+    }
+    config["target.cluster.bootstrap.servers"] = json!(acl);
+    config["sync.topic.acls.interval.seconds"] = json!("2");
+    create_connector(&w, "mm2-acl", config).await;
+
+    let remote = format!("src.{topic}");
+    let mut expected: std::collections::BTreeSet<String> = [
+        acl_line("alice", "READ", "ALLOW"),
+        acl_line("bob", "READ", "ALLOW"),
+        acl_line("carol", "READ", "ALLOW"),
+        acl_line("dave", "WRITE", "DENY"),
+    ]
+    .into();
+    let wait_for = |expected: std::collections::BTreeSet<String>, what: &'static str| {
+        let (b, r) = (acl.clone(), remote.clone());
+        async move {
+            let mut last = Default::default();
+            let found = tokio::time::timeout(Duration::from_secs(60), async {
+                loop {
+                    let (b, r) = (b.clone(), r.clone());
+                    last = tokio::task::spawn_blocking(move || listed_acls(&b, &r))
+                        .await
+                        .unwrap();
+                    if last == expected {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+            })
+            .await;
+            assert!(
+                found.is_ok(),
+                "{what}: the remote topic's ACLs are {last:#?}, expected {expected:#?}"
+            );
+        }
+    };
+    wait_for(expected.clone(), "the source's ACLs translated").await;
+    let (b, t) = (acl.clone(), topic.clone());
+    tokio::task::spawn_blocking(move || {
+        add_acls(
+            &b,
+            &[
+                "--allow-principal",
+                "User:frank",
+                "--operation",
+                "Describe",
+                "--topic",
+                &t,
+            ],
+        );
+    })
+    .await
+    .unwrap();
+    expected.insert(acl_line("frank", "DESCRIBE", "ALLOW"));
+    wait_for(expected, "an ACL added later synced too").await;
+    let (b, o) = (acl.clone(), format!("src.{other}"));
+    let not_replicated = tokio::task::spawn_blocking(move || listed_acls(&b, &o))
+        .await
+        .unwrap();
+    assert!(
+        not_replicated.is_empty(),
+        "a topic the connector does not replicate gets no ACLs: {not_replicated:?}"
     );
 }

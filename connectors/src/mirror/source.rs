@@ -48,6 +48,7 @@ use rdkafka::error::KafkaError;
 use rdkafka::message::{BorrowedMessage, Headers as _, Message};
 use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 
+use super::acls::AclSync;
 use super::admin::{Admin, TopicConfigs};
 use super::config::*;
 use super::offset_syncs::OffsetSyncWriter;
@@ -98,6 +99,7 @@ pub struct MirrorSourceConnector {
     known: Arc<Mutex<Known>>,
     refresher: Option<tokio::task::JoinHandle<()>>,
     config_sync: Option<tokio::task::JoinHandle<()>>,
+    acl_sync: Option<tokio::task::JoinHandle<()>>,
 }
 
 fn lock(known: &Mutex<Known>) -> std::sync::MutexGuard<'_, Known> {
@@ -298,6 +300,31 @@ impl SourceConnector for MirrorSourceConnector {
                 }
             }));
         }
+        if let Some(every) = c.sync_topic_acls {
+            let (sync, cancel, name) = (
+                AclSync::new(&c),
+                ctx.cancellation.clone(),
+                ctx.connector_name.clone(),
+            );
+            let every = every.max(Duration::from_secs(1));
+            self.acl_sync = Some(tokio::spawn(async move {
+                loop {
+                    match sync.sync().await {
+                        Ok(Some(n)) => {
+                            tracing::debug!(connector = %name, bindings = n, "synced topic ACLs")
+                        }
+                        Ok(None) => {}
+                        Err(e) => {
+                            tracing::warn!(connector = %name, error = %e, "syncing topic ACLs failed")
+                        }
+                    }
+                    tokio::select! {
+                        () = cancel.cancelled() => return,
+                        () = tokio::time::sleep(every) => {}
+                    }
+                }
+            }));
+        }
         if let Some(interval) = c.refresh_topics {
             let known = self.known.clone();
             self.refresher = Some(tokio::spawn(async move {
@@ -355,9 +382,13 @@ impl SourceConnector for MirrorSourceConnector {
     }
 
     async fn stop(&mut self) -> Result<()> {
-        for h in [self.refresher.take(), self.config_sync.take()]
-            .into_iter()
-            .flatten()
+        for h in [
+            self.refresher.take(),
+            self.config_sync.take(),
+            self.acl_sync.take(),
+        ]
+        .into_iter()
+        .flatten()
         {
             h.abort();
         }
