@@ -1297,3 +1297,121 @@ async fn topic_acls_follow_the_source_as_apache_translates_them() {
         "a topic the connector does not replicate gets no ACLs: {not_replicated:?}"
     );
 }
+
+/// The task-level failure path: the connector reaches the secured source cluster (its admin
+/// client logs in as the cluster's SCRAM user) but the task's consumer logs in as a user the
+/// cluster does not know yet. The task FAILS with the authentication error in its trace while
+/// the connector stays RUNNING; once the user is created on the broker (Apache's
+/// `ConfigCommand`), the worker's automatic restart brings the task back and the records are
+/// copied.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_refused_by_its_source_cluster_fails_with_the_reason_and_heals_by_itself() {
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+    let s = connect_tests::secure::secure();
+    let topic = unique("mm2-task-auth");
+    // A fresh user per run: the heal below creates it.
+    let user = unique("mm2-user");
+    kafka::create_topics_with(s.sasl_client_config("SCRAM-SHA-512"), &[&topic], 2, 1).await;
+    let (t, base) = (topic.clone(), s.sasl_client_config("SCRAM-SHA-512"));
+    tokio::task::spawn_blocking(move || {
+        let p: BaseProducer = base.create().unwrap();
+        for i in 0..40 {
+            let v = i.to_string();
+            p.send(BaseRecord::<(), String>::to(&t).payload(&v))
+                .unwrap();
+        }
+        p.flush(Duration::from_secs(30)).unwrap();
+    })
+    .await
+    .unwrap();
+    let w = ClusterSpec::new("mm2-task-auth")
+        .set("auto.restart.backoff.initial.ms", "1000")
+        .set("auto.restart.backoff.max.ms", "2000")
+        .start_worker()
+        .await;
+    let jaas = |user: &str, password: &str| {
+        format!(
+            r#"org.apache.kafka.common.security.scram.ScramLoginModule required username="{user}" password="{password}";"#
+        )
+    };
+    let mut config = mirror_config(&s.sasl_ssl, "sec", &topic, 1);
+    for k in [
+        "exactly.once.support",
+        "transaction.boundary",
+        "transaction.boundary.interval.ms",
+    ] {
+        config.as_object_mut().unwrap().remove(k);
+    }
+    let extra = json!({
+        "admin.timeout.ms": "5000",
+        "source.cluster.security.protocol": "SASL_SSL",
+        "source.cluster.sasl.mechanism": "SCRAM-SHA-512",
+        "source.cluster.sasl.jaas.config": jaas(&user, "mm2-secret"),
+        "source.cluster.ssl.truststore.type": "PKCS12",
+        "source.cluster.ssl.truststore.location": s.truststore_p12.to_string_lossy(),
+        "source.cluster.ssl.truststore.password": s.truststore_p12_password,
+        // The connector's admin and the offset-sync producer log in as the known user.
+        "source.admin.sasl.jaas.config": jaas(&s.scram_user, &s.scram_password),
+        "source.producer.sasl.jaas.config": jaas(&s.scram_user, &s.scram_password),
+    });
+    config
+        .as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    create_connector(&w, "mm2-task-auth", config).await;
+    let status = eventually(Duration::from_secs(90), "the task FAILED", || async {
+        let st = w.get("/connectors/mm2-task-auth/status").await.ok()?;
+        (st["tasks"][0]["state"] == "FAILED").then_some(st)
+    })
+    .await;
+    let trace = status["tasks"][0]["trace"].as_str().unwrap_or_default();
+    assert!(
+        trace.contains("cluster \"sec\"") && trace.to_lowercase().contains("authentication"),
+        "the task's trace names the source cluster and the refused login: {trace}"
+    );
+    assert_eq!(
+        status["connector"]["state"], "RUNNING",
+        "only the task failed: {status}"
+    );
+    // The user appears on the broker (SCRAM credentials through Apache's ConfigCommand).
+    let (env, u) = (std::env::var("KAFKA_SECURE_ENV").unwrap(), user.clone());
+    tokio::task::spawn_blocking(move || {
+        let dir = std::path::Path::new(&env).parent().unwrap().to_owned();
+        let props = dir.join("client-scram-sha-512.properties");
+        kafka::kafka_tool(
+            &[
+                "org.apache.kafka.tools.ConfigCommand",
+                "--bootstrap-server",
+                &connect_tests::secure::secure().sasl_ssl,
+                "--command-config",
+                &props.to_string_lossy(),
+                "--alter",
+                "--add-config",
+                "SCRAM-SHA-512=[password=mm2-secret]",
+                "--entity-type",
+                "users",
+                "--entity-name",
+                &u,
+            ],
+            "",
+        );
+    })
+    .await
+    .unwrap();
+    eventually(Duration::from_secs(90), "the task running again", || {
+        running_tasks(&w, "mm2-task-auth", 1)
+    })
+    .await;
+    let (tb, r) = (kafka::bootstrap_servers(), format!("sec.{topic}"));
+    eventually(Duration::from_secs(60), "the records copied", || {
+        let (tb, r) = (tb.clone(), r.clone());
+        async move {
+            let got =
+                tokio::task::spawn_blocking(move || read(&tb, &r, Isolation::ReadCommitted).len())
+                    .await
+                    .unwrap();
+            (got >= 40).then_some(())
+        }
+    })
+    .await;
+}

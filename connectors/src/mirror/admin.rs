@@ -27,12 +27,23 @@ impl LastError {
     pub fn get(&self) -> Option<String> {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
+
+    /// Forgets the last error (the client has since been answered).
+    pub fn clear(&self) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
 }
 
 impl ClientContext for LastError {
     fn error(&self, error: KafkaError, reason: &str) {
         tracing::warn!(error = %error, reason, "kafka client error");
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(reason.to_owned());
+        let mut last = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        // "1/1 brokers are down" follows every failed connection: the failure before it
+        // (a refused login, a TLS error, a refused connection) says why.
+        if error.rdkafka_error_code() == Some(RDKafkaErrorCode::AllBrokersDown) && last.is_some() {
+            return;
+        }
+        *last = Some(reason.to_owned());
     }
 }
 
