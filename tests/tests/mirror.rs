@@ -736,11 +736,18 @@ async fn a_consumer_group_moved_to_the_target_skips_nothing() {
     .await;
     let (tb, r, g) = (target.clone(), remote.clone(), group.clone());
     let ct = format!("{alias}.checkpoints.internal");
+    // The same offsets seen for this long: offset syncs the source task promotes at its
+    // commits can still improve the translation (a later checkpoint, and the idle group moved
+    // on to it) after a first match.
+    let settled = Duration::from_secs(4);
+    let seen: std::sync::Arc<std::sync::Mutex<Option<(Vec<i64>, std::time::Instant)>>> =
+        Default::default();
     let target_positions = eventually(
         Duration::from_secs(90),
         "the group's offsets on the target",
         || {
             let (tb, r, g, ct) = (tb.clone(), r.clone(), g.clone(), ct.clone());
+            let seen = seen.clone();
             async move {
                 tokio::task::spawn_blocking(move || {
                     let c = committed(&tb, &g, &r, partitions);
@@ -750,7 +757,20 @@ async fn a_consumer_group_moved_to_the_target_skips_nothing() {
                     let done = (0..partitions).all(|p| {
                         c[p as usize] >= 0 && latest.get(&p).map(|l| l.1) == Some(c[p as usize])
                     });
-                    done.then_some(c)
+                    let mut seen = seen.lock().unwrap();
+                    if !done {
+                        *seen = None;
+                        return None;
+                    }
+                    match &*seen {
+                        Some((prev, since)) if *prev == c => {
+                            (since.elapsed() >= settled).then_some(c)
+                        }
+                        _ => {
+                            *seen = Some((c, std::time::Instant::now()));
+                            None
+                        }
+                    }
                 })
                 .await
                 .unwrap()

@@ -25,8 +25,10 @@
 //! - Keys this worker does not implement, equal aliases and unknown policies are validation
 //!   errors. A source cluster the connector cannot list within `admin.timeout.ms` fails the
 //!   connector; a task whose source cluster keeps failing (unreachable, refused credentials)
-//!   for `admin.timeout.ms` fails with the last client error (Apache's task logs and keeps
-//!   polling); the worker's `auto.restart.*` restarts it.
+//!   for `admin.timeout.ms` fails with the client's last error event, not retriable, so it
+//!   is FAILED (Apache's task logs and keeps polling); the worker's `auto.restart.*`
+//!   restarts it.
+//! - Topic ACLs are synced by [`super::acls`]; its failures are logged, never fatal.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
