@@ -13,8 +13,8 @@
 //! - a consumer group moved to the target skips nothing (checkpoints, group offset sync);
 //! - topic ACLs follow the source as Apache translates them (`deploy/kafka.sh up --acl`, a
 //!   cluster with Kafka's authorizer, as source and target);
-//! - a task whose source cluster refuses its login FAILS with the reason and heals by itself
-//!   once the login is valid.
+//! - a task whose source cluster refuses its login, or cannot be reached, FAILS with the
+//!   reason and heals by itself once the login is valid or the cluster reachable.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -1431,6 +1431,71 @@ async fn a_task_refused_by_its_source_cluster_fails_with_the_reason_and_heals_by
                     .await
                     .unwrap();
             (got >= 40).then_some(())
+        }
+    })
+    .await;
+}
+
+/// The task-level failure path for an unreachable source: the connector's clients reach the
+/// source cluster directly, the task's consumer bootstraps through a TCP proxy that is cut
+/// (`source.consumer.bootstrap.servers`). The task FAILS naming the cluster while the connector
+/// runs; once the proxy is restored, the automatic restart brings the task back and the records
+/// are copied.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_whose_source_cluster_is_unreachable_fails_and_heals_by_itself() {
+    let source = source_cluster();
+    let proxy = connect_tests::proxy::TcpProxy::start(&source).await;
+    proxy.cut();
+    let w = ClusterSpec::new("mm2-task-gone")
+        .set("auto.restart.backoff.initial.ms", "1000")
+        .set("auto.restart.backoff.max.ms", "2000")
+        .start_worker()
+        .await;
+    let topic = unique("mm2-task-gone");
+    kafka::create_topics_at(&source, &[&topic], 1, 1).await;
+    let (s, t) = (source.clone(), topic.clone());
+    tokio::task::spawn_blocking(move || produce_numbered(&s, &t, 1, 0..100, now_ms(), 100_000))
+        .await
+        .unwrap();
+    let mut config = mirror_config(&source, "gone", &topic, 1);
+    config["admin.timeout.ms"] = json!("3000");
+    config["source.consumer.bootstrap.servers"] = json!(proxy.addr.to_string());
+    for k in [
+        "exactly.once.support",
+        "transaction.boundary",
+        "transaction.boundary.interval.ms",
+    ] {
+        config.as_object_mut().unwrap().remove(k);
+    }
+    create_connector(&w, "mm2-task-gone", config).await;
+    let status = eventually(Duration::from_secs(90), "the task FAILED", || async {
+        let st = w.get("/connectors/mm2-task-gone/status").await.ok()?;
+        (st["tasks"][0]["state"] == "FAILED").then_some(st)
+    })
+    .await;
+    let trace = status["tasks"][0]["trace"].as_str().unwrap_or_default();
+    assert!(
+        trace.contains("source cluster \"gone\" failing"),
+        "the task's trace names the source cluster: {trace}"
+    );
+    assert_eq!(
+        status["connector"]["state"], "RUNNING",
+        "only the task failed: {status}"
+    );
+    proxy.restore();
+    eventually(Duration::from_secs(90), "the task running again", || {
+        running_tasks(&w, "mm2-task-gone", 1)
+    })
+    .await;
+    let (tb, r) = (kafka::bootstrap_servers(), format!("gone.{topic}"));
+    eventually(Duration::from_secs(60), "the records copied", || {
+        let (tb, r) = (tb.clone(), r.clone());
+        async move {
+            let got =
+                tokio::task::spawn_blocking(move || read(&tb, &r, Isolation::ReadCommitted).len())
+                    .await
+                    .unwrap();
+            (got >= 100).then_some(())
         }
     })
     .await;
