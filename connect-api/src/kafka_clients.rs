@@ -6,6 +6,10 @@
 //! this crate cannot depend on; the worker installs it once at start-up with [`install`], as the
 //! schema registry converters are installed. Without an installed translator (unit tests of a
 //! connector), keys are passed to librdkafka unchanged.
+//!
+//! For requests librdkafka has no call for (MirrorMaker 2's DescribeAcls and CreateAcls), the
+//! worker also lends its own Kafka protocol client: [`connect`] opens a [`KafkaConnection`] to
+//! a cluster configured by Java client keys (installed with [`install_connector`]).
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;

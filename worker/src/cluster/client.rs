@@ -4,6 +4,10 @@
 //! One request in flight per connection: membership is a sequential conversation (join, sync,
 //! then heartbeats), so pipelining would buy nothing.
 //!
+//! Connectors borrow connections for APIs librdkafka lacks ([`super::connector_requests`]):
+//! [`Connection::send_raw`] sends a body they encoded, at a version of any API the broker
+//! speaks ([`Connection::broker_version`]).
+//!
 //! # Security
 //!
 //! Every `security.protocol` is supported: `PLAINTEXT`, `SSL` (TLS, with a client certificate
