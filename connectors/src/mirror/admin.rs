@@ -332,3 +332,32 @@ impl Admin {
         .map_err(|e| ConnectError::fatal(format!("group listing panicked: {e}")))?
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_brokers_down_does_not_hide_why() {
+        let e = LastError::default();
+        e.error(
+            KafkaError::Global(RDKafkaErrorCode::AllBrokersDown),
+            "1/1 brokers are down",
+        );
+        assert_eq!(e.get().as_deref(), Some("1/1 brokers are down"));
+        e.error(
+            KafkaError::Global(RDKafkaErrorCode::Authentication),
+            "SASL authentication error: Authentication failed",
+        );
+        e.error(
+            KafkaError::Global(RDKafkaErrorCode::AllBrokersDown),
+            "1/1 brokers are down",
+        );
+        assert_eq!(
+            e.get().as_deref(),
+            Some("SASL authentication error: Authentication failed")
+        );
+        e.clear();
+        assert_eq!(e.get(), None);
+    }
+}
