@@ -10,6 +10,11 @@
 #   deploy/kafka.sh up|down|status|reset --tv1      a one-node cluster formatted with
 #                                     transaction.version=1 (transactions v1, no KIP-890), data in
 #                                     .local/kafka/cluster-tv1, ports from KAFKA_TV1_PORT_BASE (39592)
+#   deploy/kafka.sh up|down|status|reset --acl      a one-node plaintext cluster with an ACL authorizer
+#                                     (StandardAuthorizer; every plaintext client is User:ANONYMOUS,
+#                                     a super user, so ACLs are stored and listed but bind nobody
+#                                     who connects), data in .local/kafka/cluster-acl, ports from
+#                                     KAFKA_ACL_PORT_BASE (39692)
 #   deploy/kafka.sh tool CLASS [ARGS...]      run one of Kafka's own tools from the same jars, e.g.
 #       deploy/kafka.sh tool org.apache.kafka.tools.ConsoleProducer --bootstrap-server 127.0.0.1:39092 \
 #         --topic t --compression-codec zstd < lines.txt
@@ -55,23 +60,27 @@ if [ "$cmd" = tool ]; then tool_args=("$@"); set --; fi
 nodes=1
 secure=0
 tv1=0
+acl=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
     --nodes=*) nodes=${1#--nodes=}; shift ;;
     --secure) secure=1; shift ;;
     --tv1) tv1=1; shift ;;
+    --acl) acl=1; shift ;;
     *) echo "kafka.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
 case "$nodes" in ''|*[!0-9]*|0) echo "kafka.sh: --nodes must be a positive number" >&2; exit 2 ;; esac
 if [ "$secure" = 1 ] && [ "$nodes" != 1 ]; then echo "kafka.sh: --secure runs one node" >&2; exit 2; fi
 if [ "$tv1" = 1 ] && { [ "$nodes" != 1 ] || [ "$secure" = 1 ]; }; then echo "kafka.sh: --tv1 runs one plaintext node" >&2; exit 2; fi
+if [ "$acl" = 1 ] && { [ "$nodes" != 1 ] || [ "$secure" = 1 ] || [ "$tv1" = 1 ]; }; then echo "kafka.sh: --acl runs one plaintext node" >&2; exit 2; fi
 
 if [ "$secure" = 1 ]; then
   # broker_port is the SASL_SSL listener; the mTLS listener is the next port, the controller the one after.
   base=${KAFKA_SECURE_PORT_BASE:-39492}; ctl_base=$((base + 2)); cluster=$home/cluster-secure
 elif [ "$tv1" = 1 ]; then base=${KAFKA_TV1_PORT_BASE:-39592}; ctl_base=$((base + 1)); cluster=$home/cluster-tv1
+elif [ "$acl" = 1 ]; then base=${KAFKA_ACL_PORT_BASE:-39692}; ctl_base=$((base + 1)); cluster=$home/cluster-acl
 elif [ "$nodes" = 1 ]; then base=${KAFKA_PORT_BASE:-39092}; ctl_base=$((base + 1)); cluster=$home/cluster-n1
 else base=${KAFKA3_PORT_BASE:-39192}; ctl_base=$((base + 100)); cluster=$home/cluster-n$nodes; fi
 
@@ -149,6 +158,12 @@ auto.create.topics.enable=true
 log.retention.hours=24
 log.segment.bytes=67108864
 PROPS
+    # The ACL cluster: Kafka's KRaft authorizer; the plaintext listeners' principal (the broker's,
+    # the controller's and every client's) is a super user.
+    if [ "$acl" = 1 ]; then
+      printf '%s\n' 'authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer' \
+        'super.users=User:ANONYMOUS' >> "$cluster/node-$i/server.properties"
+    fi
   done
 }
 
@@ -223,7 +238,7 @@ up() {
   print_addresses
 }
 
-describe() { if [ "$secure" = 1 ]; then echo "secured cluster"; elif [ "$tv1" = 1 ]; then echo "1-node cluster with transaction.version=1"; else echo "$nodes-node cluster"; fi; }
+describe() { if [ "$secure" = 1 ]; then echo "secured cluster"; elif [ "$tv1" = 1 ]; then echo "1-node cluster with transaction.version=1"; elif [ "$acl" = 1 ]; then echo "1-node cluster with an ACL authorizer"; else echo "$nodes-node cluster"; fi; }
 
 # The last line is what callers export.
 print_addresses() {
@@ -272,5 +287,5 @@ case "$cmd" in
     [ ${#tool_args[@]} -gt 0 ] || { echo "usage: deploy/kafka.sh tool CLASS [ARGS...]" >&2; exit 2; }
     fetch_jars
     exec java -Xmx256m -cp "$jars/*" -Dlog4j2.level=warn "${tool_args[@]}" ;;
-  *) echo "usage: deploy/kafka.sh up|down|status|reset|kill-node I [--nodes N | --secure | --tv1] | tool CLASS [ARGS...]" >&2; exit 2 ;;
+  *) echo "usage: deploy/kafka.sh up|down|status|reset|kill-node I [--nodes N | --secure | --tv1 | --acl] | tool CLASS [ARGS...]" >&2; exit 2 ;;
 esac

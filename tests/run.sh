@@ -36,9 +36,12 @@ if ! "$root/deploy/kafka.sh" status | grep -q running; then started+=(kafka); fi
 three_nodes_before=$("$root/deploy/kafka.sh" status --nodes 3 | grep -c running || true)
 # So does the transactions-v1 test (deploy/kafka.sh up --tv1: transaction.version=1).
 tv1_before=$("$root/deploy/kafka.sh" status --tv1 | grep -c running || true)
+# And MirrorMaker's ACL sync test (deploy/kafka.sh up --acl: a cluster with an authorizer).
+acl_before=$("$root/deploy/kafka.sh" status --acl | grep -c running || true)
 cleanup_three_nodes() {
   [ "$three_nodes_before" = 0 ] && "$root/deploy/kafka.sh" down --nodes 3 >/dev/null 2>&1 || true
   [ "$tv1_before" = 0 ] && "$root/deploy/kafka.sh" down --tv1 >/dev/null 2>&1 || true
+  [ "$acl_before" = 0 ] && "$root/deploy/kafka.sh" down --acl >/dev/null 2>&1 || true
 }
 # The REST client checks' Python clients (at the end) and the registry tests' Avro client,
 # installed from PyPI while the tests build.

@@ -6,6 +6,10 @@
 //! this crate cannot depend on; the worker installs it once at start-up with [`install`], as the
 //! schema registry converters are installed. Without an installed translator (unit tests of a
 //! connector), keys are passed to librdkafka unchanged.
+//!
+//! For requests librdkafka has no call for (MirrorMaker 2's DescribeAcls and CreateAcls), the
+//! worker also lends its own Kafka protocol client: [`connect`] opens a [`KafkaConnection`] to
+//! a cluster configured by Java client keys (installed with [`install_connector`]).
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -53,5 +57,62 @@ pub fn librdkafka(
     match TRANSLATOR.get() {
         Some(t) => t.librdkafka(kind, prefix, pairs),
         None => Ok(pairs.clone()),
+    }
+}
+
+/// A connection to one broker of a cluster, made by the runtime's own Kafka client (its TLS and
+/// SASL, from Java client keys), for the APIs librdkafka has no call for (MirrorMaker 2's topic
+/// ACLs: DescribeAcls, CreateAcls). Request and response bodies are encoded and decoded by the
+/// caller (with the `kafka-protocol` codecs), headers by the connection.
+#[async_trait::async_trait]
+pub trait KafkaConnection: Send {
+    /// The broker this connection talks to (`host:port`).
+    fn broker(&self) -> &str;
+
+    /// The highest version of API `api_key` in `min..=max` the broker speaks, if any.
+    fn version(&self, api_key: i16, min: i16, max: i16) -> Option<i16>;
+
+    /// Sends one request (`body`: the request encoded at `version`, without its header) and
+    /// returns the response's body (its header checked and removed) within `timeout`.
+    async fn send(
+        &mut self,
+        api_key: i16,
+        version: i16,
+        body: Vec<u8>,
+        timeout: std::time::Duration,
+    ) -> Result<Vec<u8>, String>;
+}
+
+/// Opens [`KafkaConnection`]s; the worker installs it with [`install_connector`].
+#[async_trait::async_trait]
+pub trait KafkaConnector: Send + Sync {
+    /// Connects to the first broker of `pairs`' `bootstrap.servers` that answers (TCP, TLS,
+    /// ApiVersions, SASL as `pairs`' security keys say), each within `timeout`. The error
+    /// says why the last one failed (refused login, TLS failure, unreachable...).
+    async fn connect(
+        &self,
+        pairs: &BTreeMap<String, String>,
+        client_id: &str,
+        timeout: std::time::Duration,
+    ) -> Result<Box<dyn KafkaConnection>, String>;
+}
+
+static CONNECTOR: OnceLock<Box<dyn KafkaConnector>> = OnceLock::new();
+
+/// Installs the runtime's Kafka connections for the life of the process; the first call wins.
+pub fn install_connector(connector: Box<dyn KafkaConnector>) {
+    let _ = CONNECTOR.set(connector);
+}
+
+/// A connection to the cluster `pairs` (Java client keys) configure, through the installed
+/// [`KafkaConnector`]; an error without one (unit tests of a connector).
+pub async fn connect(
+    pairs: &BTreeMap<String, String>,
+    client_id: &str,
+    timeout: std::time::Duration,
+) -> Result<Box<dyn KafkaConnection>, String> {
+    match CONNECTOR.get() {
+        Some(c) => c.connect(pairs, client_id, timeout).await,
+        None => Err("this process has no Kafka protocol client installed".to_owned()),
     }
 }

@@ -523,7 +523,11 @@ pub fn kafka_sh_locked(args: &[&str]) -> String {
         .to_owned();
     let lock = root.join(".local/kafka-sh.lock");
     let _ = std::fs::create_dir_all(root.join(".local"));
+    // `--close`: the lock is held by flock itself, not inherited by kafka.sh's children (a
+    // broker `up` starts would otherwise hold it for its whole life, and the next locked call
+    // would wait forever).
     let out = std::process::Command::new("flock")
+        .arg("--close")
         .arg(&lock)
         .arg(root.join("deploy/kafka.sh"))
         .args(args)

@@ -10,7 +10,11 @@
 //! - validation: equal or missing aliases, an unknown replication policy and exactly-once
 //!   without a `read_committed` source consumer are errors naming their key;
 //! - an unreachable source cluster fails the connector with the reason; it heals by itself;
-//! - a consumer group moved to the target skips nothing (checkpoints, group offset sync).
+//! - a consumer group moved to the target skips nothing (checkpoints, group offset sync);
+//! - topic ACLs follow the source as Apache translates them (`deploy/kafka.sh up --acl`, a
+//!   cluster with Kafka's authorizer, as source and target);
+//! - a task whose source cluster refuses its login, or cannot be reached, FAILS with the
+//!   reason and heals by itself once the login is valid or the cluster reachable.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -417,10 +421,10 @@ async fn bad_mirror_configs_are_validation_errors_naming_the_key() {
         "{e:?}"
     );
     let e = errors(with(
-        json!({"source.cluster.alias": "a", "sync.topic.acls.enabled": "true"}),
+        json!({"source.cluster.alias": "a", "topic.filter.class": "com.example.Filter"}),
     ))
     .await;
-    assert!(e.contains_key("sync.topic.acls.enabled"), "{e:?}");
+    assert!(e.contains_key("topic.filter.class"), "{e:?}");
     let e = errors(with(
         json!({"source.cluster.alias": "a", "source.cluster.bootstrap.servers": "127.0.0.1:1"}),
     ))
@@ -732,11 +736,18 @@ async fn a_consumer_group_moved_to_the_target_skips_nothing() {
     .await;
     let (tb, r, g) = (target.clone(), remote.clone(), group.clone());
     let ct = format!("{alias}.checkpoints.internal");
+    // The same offsets seen for this long: offset syncs the source task promotes at its
+    // commits can still improve the translation (a later checkpoint, and the idle group moved
+    // on to it) after a first match.
+    let settled = Duration::from_secs(4);
+    let seen: std::sync::Arc<std::sync::Mutex<Option<(Vec<i64>, std::time::Instant)>>> =
+        Default::default();
     let target_positions = eventually(
         Duration::from_secs(90),
         "the group's offsets on the target",
         || {
             let (tb, r, g, ct) = (tb.clone(), r.clone(), g.clone(), ct.clone());
+            let seen = seen.clone();
             async move {
                 tokio::task::spawn_blocking(move || {
                     let c = committed(&tb, &g, &r, partitions);
@@ -746,7 +757,20 @@ async fn a_consumer_group_moved_to_the_target_skips_nothing() {
                     let done = (0..partitions).all(|p| {
                         c[p as usize] >= 0 && latest.get(&p).map(|l| l.1) == Some(c[p as usize])
                     });
-                    done.then_some(c)
+                    let mut seen = seen.lock().unwrap();
+                    if !done {
+                        *seen = None;
+                        return None;
+                    }
+                    match &*seen {
+                        Some((prev, since)) if *prev == c => {
+                            (since.elapsed() >= settled).then_some(c)
+                        }
+                        _ => {
+                            *seen = Some((c, std::time::Instant::now()));
+                            None
+                        }
+                    }
                 })
                 .await
                 .unwrap()
@@ -1106,4 +1130,373 @@ async fn a_secured_source_is_read_with_javas_keys_and_a_wrong_password_fails_wit
         trace.contains("cluster \"sec\"") && trace.to_lowercase().contains("authentication"),
         "the trace names the cluster and the authentication failure: {trace}"
     );
+}
+
+/// `(principal=User:alice, host=*, operation=READ, permissionType=ALLOW)` lines of Apache's
+/// `AclCommand --list --topic <topic>` on `bootstrap`: the topic's LITERAL and PREFIXED ACLs
+/// whose pattern name is `topic`.
+fn listed_acls(bootstrap: &str, topic: &str) -> std::collections::BTreeSet<String> {
+    kafka::kafka_tool(
+        &[
+            "org.apache.kafka.tools.AclCommand",
+            "--bootstrap-server",
+            bootstrap,
+            "--list",
+            "--topic",
+            topic,
+        ],
+        "",
+    )
+    .lines()
+    .map(str::trim)
+    .filter(|l| l.starts_with("(principal="))
+    .map(str::to_owned)
+    .collect()
+}
+
+fn add_acls(bootstrap: &str, args: &[&str]) {
+    let mut all = vec![
+        "org.apache.kafka.tools.AclCommand",
+        "--bootstrap-server",
+        bootstrap,
+        "--add",
+        "--force",
+    ];
+    all.extend_from_slice(args);
+    kafka::kafka_tool(&all, "");
+}
+
+fn acl_line(principal: &str, operation: &str, permission: &str) -> String {
+    format!(
+        "(principal=User:{principal}, host=*, operation={operation}, permissionType={permission})"
+    )
+}
+
+/// Topic ACL sync (`sync.topic.acls.enabled`, on by default as in Apache) against a real
+/// authorizer: `deploy/kafka.sh up --acl` (Kafka's StandardAuthorizer) is both the source and
+/// the target (and the worker's cluster), the remote topic `src.<topic>` beside its source.
+/// ACLs written with Apache's own `AclCommand` on the source topic appear on the remote topic
+/// as Apache's `MirrorSourceConnector` translates them: LITERAL ones only, ALLOW WRITE dropped,
+/// ALLOW ALL as ALLOW READ, DENY kept; a topic the connector does not replicate gets nothing;
+/// one added while the connector runs follows at `sync.topic.acls.interval.seconds`.
+#[tokio::test(flavor = "multi_thread")]
+async fn topic_acls_follow_the_source_as_apache_translates_them() {
+    let acl = kafka::kafka_sh_locked(&["up", "--acl"]);
+    let topic = unique("mm2-acl");
+    let other = unique("mm2-acl-other");
+    kafka::create_topics_at(&acl, &[&topic, &other], 1, 1).await;
+    let (b, t, o) = (acl.clone(), topic.clone(), other.clone());
+    tokio::task::spawn_blocking(move || {
+        add_acls(
+            &b,
+            &[
+                "--allow-principal",
+                "User:alice",
+                "--allow-principal",
+                "User:bob",
+                "--operation",
+                "Read",
+                "--operation",
+                "Write",
+                "--topic",
+                &t,
+            ],
+        );
+        add_acls(
+            &b,
+            &[
+                "--allow-principal",
+                "User:carol",
+                "--operation",
+                "All",
+                "--topic",
+                &t,
+                "--topic",
+                &o,
+            ],
+        );
+        add_acls(
+            &b,
+            &[
+                "--deny-principal",
+                "User:dave",
+                "--operation",
+                "Write",
+                "--topic",
+                &t,
+            ],
+        );
+        add_acls(
+            &b,
+            &[
+                "--allow-principal",
+                "User:erin",
+                "--operation",
+                "Read",
+                "--topic",
+                &t,
+                "--resource-pattern-type",
+                "prefixed",
+            ],
+        );
+    })
+    .await
+    .unwrap();
+    let w = ClusterSpec::new("mm2-acl")
+        .set("bootstrap.servers", &acl)
+        .start_worker()
+        .await;
+    let mut config = mirror_config(&acl, "src", &topic, 1);
+    for k in [
+        "exactly.once.support",
+        "transaction.boundary",
+        "transaction.boundary.interval.ms",
+    ] {
+        config.as_object_mut().unwrap().remove(k);
+    }
+    config["target.cluster.bootstrap.servers"] = json!(acl);
+    config["sync.topic.acls.interval.seconds"] = json!("2");
+    create_connector(&w, "mm2-acl", config).await;
+
+    let remote = format!("src.{topic}");
+    let mut expected: std::collections::BTreeSet<String> = [
+        acl_line("alice", "READ", "ALLOW"),
+        acl_line("bob", "READ", "ALLOW"),
+        acl_line("carol", "READ", "ALLOW"),
+        acl_line("dave", "WRITE", "DENY"),
+    ]
+    .into();
+    let wait_for = |expected: std::collections::BTreeSet<String>, what: &'static str| {
+        let (b, r) = (acl.clone(), remote.clone());
+        async move {
+            let mut last = Default::default();
+            let found = tokio::time::timeout(Duration::from_secs(60), async {
+                loop {
+                    let (b, r) = (b.clone(), r.clone());
+                    last = tokio::task::spawn_blocking(move || listed_acls(&b, &r))
+                        .await
+                        .unwrap();
+                    if last == expected {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+            })
+            .await;
+            assert!(
+                found.is_ok(),
+                "{what}: the remote topic's ACLs are {last:#?}, expected {expected:#?}"
+            );
+        }
+    };
+    wait_for(expected.clone(), "the source's ACLs translated").await;
+    let (b, t) = (acl.clone(), topic.clone());
+    tokio::task::spawn_blocking(move || {
+        add_acls(
+            &b,
+            &[
+                "--allow-principal",
+                "User:frank",
+                "--operation",
+                "Describe",
+                "--topic",
+                &t,
+            ],
+        );
+    })
+    .await
+    .unwrap();
+    expected.insert(acl_line("frank", "DESCRIBE", "ALLOW"));
+    wait_for(expected, "an ACL added later synced too").await;
+    let (b, o) = (acl.clone(), format!("src.{other}"));
+    let not_replicated = tokio::task::spawn_blocking(move || listed_acls(&b, &o))
+        .await
+        .unwrap();
+    assert!(
+        not_replicated.is_empty(),
+        "a topic the connector does not replicate gets no ACLs: {not_replicated:?}"
+    );
+}
+
+/// The task-level failure path: the connector reaches the secured source cluster (its admin
+/// client logs in as the cluster's SCRAM user) but the task's consumer logs in as a user the
+/// cluster does not know yet. The task FAILS with the authentication error in its trace while
+/// the connector stays RUNNING; once the user is created on the broker (Apache's
+/// `ConfigCommand`), the worker's automatic restart brings the task back and the records are
+/// copied.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_refused_by_its_source_cluster_fails_with_the_reason_and_heals_by_itself() {
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+    let s = connect_tests::secure::secure();
+    let topic = unique("mm2-task-auth");
+    // A fresh user per run: the heal below creates it.
+    let user = unique("mm2-user");
+    kafka::create_topics_with(s.sasl_client_config("SCRAM-SHA-512"), &[&topic], 2, 1).await;
+    let (t, base) = (topic.clone(), s.sasl_client_config("SCRAM-SHA-512"));
+    tokio::task::spawn_blocking(move || {
+        let p: BaseProducer = base.create().unwrap();
+        for i in 0..40 {
+            let v = i.to_string();
+            p.send(BaseRecord::<(), String>::to(&t).payload(&v))
+                .unwrap();
+        }
+        p.flush(Duration::from_secs(30)).unwrap();
+    })
+    .await
+    .unwrap();
+    let w = ClusterSpec::new("mm2-task-auth")
+        .set("auto.restart.backoff.initial.ms", "1000")
+        .set("auto.restart.backoff.max.ms", "2000")
+        .start_worker()
+        .await;
+    let jaas = |user: &str, password: &str| {
+        format!(
+            r#"org.apache.kafka.common.security.scram.ScramLoginModule required username="{user}" password="{password}";"#
+        )
+    };
+    let mut config = mirror_config(&s.sasl_ssl, "sec", &topic, 1);
+    for k in [
+        "exactly.once.support",
+        "transaction.boundary",
+        "transaction.boundary.interval.ms",
+    ] {
+        config.as_object_mut().unwrap().remove(k);
+    }
+    let extra = json!({
+        "admin.timeout.ms": "5000",
+        "source.cluster.security.protocol": "SASL_SSL",
+        "source.cluster.sasl.mechanism": "SCRAM-SHA-512",
+        "source.cluster.sasl.jaas.config": jaas(&user, "mm2-secret"),
+        "source.cluster.ssl.truststore.type": "PKCS12",
+        "source.cluster.ssl.truststore.location": s.truststore_p12.to_string_lossy(),
+        "source.cluster.ssl.truststore.password": s.truststore_p12_password,
+        // The connector's admin and the offset-sync producer log in as the known user.
+        "source.admin.sasl.jaas.config": jaas(&s.scram_user, &s.scram_password),
+        "source.producer.sasl.jaas.config": jaas(&s.scram_user, &s.scram_password),
+    });
+    config
+        .as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    create_connector(&w, "mm2-task-auth", config).await;
+    let status = eventually(Duration::from_secs(90), "the task FAILED", || async {
+        let st = w.get("/connectors/mm2-task-auth/status").await.ok()?;
+        (st["tasks"][0]["state"] == "FAILED").then_some(st)
+    })
+    .await;
+    let trace = status["tasks"][0]["trace"].as_str().unwrap_or_default();
+    assert!(
+        trace.contains("cluster \"sec\"") && trace.to_lowercase().contains("authentication"),
+        "the task's trace names the source cluster and the refused login: {trace}"
+    );
+    assert_eq!(
+        status["connector"]["state"], "RUNNING",
+        "only the task failed: {status}"
+    );
+    // The user appears on the broker (SCRAM credentials through Apache's ConfigCommand).
+    let (env, u) = (std::env::var("KAFKA_SECURE_ENV").unwrap(), user.clone());
+    tokio::task::spawn_blocking(move || {
+        let dir = std::path::Path::new(&env).parent().unwrap().to_owned();
+        let props = dir.join("client-scram-sha-512.properties");
+        kafka::kafka_tool(
+            &[
+                "org.apache.kafka.tools.ConfigCommand",
+                "--bootstrap-server",
+                &connect_tests::secure::secure().sasl_ssl,
+                "--command-config",
+                &props.to_string_lossy(),
+                "--alter",
+                "--add-config",
+                "SCRAM-SHA-512=[password=mm2-secret]",
+                "--entity-type",
+                "users",
+                "--entity-name",
+                &u,
+            ],
+            "",
+        );
+    })
+    .await
+    .unwrap();
+    eventually(Duration::from_secs(90), "the task running again", || {
+        running_tasks(&w, "mm2-task-auth", 1)
+    })
+    .await;
+    let (tb, r) = (kafka::bootstrap_servers(), format!("sec.{topic}"));
+    eventually(Duration::from_secs(60), "the records copied", || {
+        let (tb, r) = (tb.clone(), r.clone());
+        async move {
+            let got =
+                tokio::task::spawn_blocking(move || read(&tb, &r, Isolation::ReadCommitted).len())
+                    .await
+                    .unwrap();
+            (got >= 40).then_some(())
+        }
+    })
+    .await;
+}
+
+/// The task-level failure path for an unreachable source: the connector's clients reach the
+/// source cluster directly, the task's consumer bootstraps through a TCP proxy that is cut
+/// (`source.consumer.bootstrap.servers`). The task FAILS naming the cluster while the connector
+/// runs; once the proxy is restored, the automatic restart brings the task back and the records
+/// are copied.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_whose_source_cluster_is_unreachable_fails_and_heals_by_itself() {
+    let source = source_cluster();
+    let proxy = connect_tests::proxy::TcpProxy::start(&source).await;
+    proxy.cut();
+    let w = ClusterSpec::new("mm2-task-gone")
+        .set("auto.restart.backoff.initial.ms", "1000")
+        .set("auto.restart.backoff.max.ms", "2000")
+        .start_worker()
+        .await;
+    let topic = unique("mm2-task-gone");
+    kafka::create_topics_at(&source, &[&topic], 1, 1).await;
+    let (s, t) = (source.clone(), topic.clone());
+    tokio::task::spawn_blocking(move || produce_numbered(&s, &t, 1, 0..100, now_ms(), 100_000))
+        .await
+        .unwrap();
+    let mut config = mirror_config(&source, "gone", &topic, 1);
+    config["admin.timeout.ms"] = json!("3000");
+    config["source.consumer.bootstrap.servers"] = json!(proxy.addr.to_string());
+    for k in [
+        "exactly.once.support",
+        "transaction.boundary",
+        "transaction.boundary.interval.ms",
+    ] {
+        config.as_object_mut().unwrap().remove(k);
+    }
+    create_connector(&w, "mm2-task-gone", config).await;
+    let status = eventually(Duration::from_secs(90), "the task FAILED", || async {
+        let st = w.get("/connectors/mm2-task-gone/status").await.ok()?;
+        (st["tasks"][0]["state"] == "FAILED").then_some(st)
+    })
+    .await;
+    let trace = status["tasks"][0]["trace"].as_str().unwrap_or_default();
+    assert!(
+        trace.contains("source cluster \"gone\" failing"),
+        "the task's trace names the source cluster: {trace}"
+    );
+    assert_eq!(
+        status["connector"]["state"], "RUNNING",
+        "only the task failed: {status}"
+    );
+    proxy.restore();
+    eventually(Duration::from_secs(90), "the task running again", || {
+        running_tasks(&w, "mm2-task-gone", 1)
+    })
+    .await;
+    let (tb, r) = (kafka::bootstrap_servers(), format!("gone.{topic}"));
+    eventually(Duration::from_secs(60), "the records copied", || {
+        let (tb, r) = (tb.clone(), r.clone());
+        async move {
+            let got =
+                tokio::task::spawn_blocking(move || read(&tb, &r, Isolation::ReadCommitted).len())
+                    .await
+                    .unwrap();
+            (got >= 100).then_some(())
+        }
+    })
+    .await;
 }

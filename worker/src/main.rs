@@ -239,6 +239,10 @@ async fn main() -> anyhow::Result<()> {
     connect_api::kafka_clients::install(Box::new(
         connect_worker::config::clients::ConnectorClientTranslator,
     ));
+    // ... and the worker's own Kafka protocol client, for what librdkafka lacks (ACLs).
+    connect_api::kafka_clients::install_connector(Box::new(
+        connect_worker::cluster::connector_requests::ConnectorConnections,
+    ));
     match cli.command {
         Some(Command::Check {
             worker_properties,

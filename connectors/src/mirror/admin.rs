@@ -27,12 +27,23 @@ impl LastError {
     pub fn get(&self) -> Option<String> {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
+
+    /// Forgets the last error (the client has since been answered).
+    pub fn clear(&self) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
 }
 
 impl ClientContext for LastError {
     fn error(&self, error: KafkaError, reason: &str) {
         tracing::warn!(error = %error, reason, "kafka client error");
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(reason.to_owned());
+        let mut last = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        // "1/1 brokers are down" follows every failed connection: the failure before it
+        // (a refused login, a TLS error, a refused connection) says why.
+        if error.rdkafka_error_code() == Some(RDKafkaErrorCode::AllBrokersDown) && last.is_some() {
+            return;
+        }
+        *last = Some(reason.to_owned());
     }
 }
 
@@ -319,5 +330,34 @@ impl Admin {
         })
         .await
         .map_err(|e| ConnectError::fatal(format!("group listing panicked: {e}")))?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_brokers_down_does_not_hide_why() {
+        let e = LastError::default();
+        e.error(
+            KafkaError::Global(RDKafkaErrorCode::AllBrokersDown),
+            "1/1 brokers are down",
+        );
+        assert_eq!(e.get().as_deref(), Some("1/1 brokers are down"));
+        e.error(
+            KafkaError::Global(RDKafkaErrorCode::Authentication),
+            "SASL authentication error: Authentication failed",
+        );
+        e.error(
+            KafkaError::Global(RDKafkaErrorCode::AllBrokersDown),
+            "1/1 brokers are down",
+        );
+        assert_eq!(
+            e.get().as_deref(),
+            Some("SASL authentication error: Authentication failed")
+        );
+        e.clear();
+        assert_eq!(e.get(), None);
     }
 }

@@ -139,8 +139,8 @@ pub fn source_config_def() -> ConfigDef {
                 .default_value(600i64),
         )
         .define(
-            key(SYNC_TOPIC_ACLS_ENABLED, Boolean, Low, "Whether to periodically configure remote topic ACLs to match their corresponding upstream topics (not supported by this worker: false only).", 30)
-                .default_value(false),
+            key(SYNC_TOPIC_ACLS_ENABLED, Boolean, Low, "Whether to periodically configure remote topic ACLs to match their corresponding upstream topics.", 30)
+                .default_value(true),
         )
         .define(key(SYNC_TOPIC_ACLS_INTERVAL_SECONDS, Long, Low, "Frequency of topic ACL sync.", 31).default_value(600i64))
         .define(key(REPLICATION_FACTOR, Int, Low, "Replication factor for newly created remote topics.", 32).default_value(2).validator(at_least(-1)))
@@ -497,7 +497,6 @@ pub fn semantic_errors(props: &ConfigMap, connector: MirrorConnector) -> Vec<(St
         &[DEFAULT_CONFIG_PROPERTY_FILTER],
         &mut errors,
     );
-    only(SYNC_TOPIC_ACLS_ENABLED, &["false"], &mut errors);
     for list in [TOPICS, TOPICS_EXCLUDE, CONFIG_PROPERTIES_EXCLUDE] {
         if let Some(v) = props.get(list) {
             let items: Vec<String> = v.split(',').map(str::to_owned).collect();
@@ -620,12 +619,12 @@ mod tests {
             ])
             .is_empty()
         );
-        assert_eq!(
+        assert!(
             errors(&[
                 (SOURCE_CLUSTER_ALIAS, "a"),
                 (SYNC_TOPIC_ACLS_ENABLED, "true")
-            ]),
-            vec![SYNC_TOPIC_ACLS_ENABLED]
+            ])
+            .is_empty()
         );
         assert_eq!(
             errors(&[

@@ -5,6 +5,7 @@
 //! - [`typed`]: the configs after validation, typed.
 //! - [`policy`]: remote topic naming (`DefaultReplicationPolicy`, `IdentityReplicationPolicy`).
 //! - [`formats`]: offset-sync, checkpoint and heartbeat records, byte for byte.
+//! - [`acls`]: topic ACL sync (DescribeAcls, CreateAcls through the worker's Kafka client).
 //! - [`admin`]: listing and creating topics on either cluster.
 //! - [`offset_syncs`]: which offset syncs a source task writes, and the writer.
 //! - [`source`]: `MirrorSourceConnector` and its task.
@@ -13,6 +14,7 @@
 //! - [`heartbeat`]: `MirrorHeartbeatConnector` and its task.
 //! - [`offset_sync_store`]: Apache's `OffsetSyncStore`, offset translation for checkpoints.
 
+pub mod acls;
 pub mod admin;
 pub mod checkpoint;
 pub mod config;

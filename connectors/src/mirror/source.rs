@@ -25,8 +25,10 @@
 //! - Keys this worker does not implement, equal aliases and unknown policies are validation
 //!   errors. A source cluster the connector cannot list within `admin.timeout.ms` fails the
 //!   connector; a task whose source cluster keeps failing (unreachable, refused credentials)
-//!   for `admin.timeout.ms` fails with the last client error (Apache's task logs and keeps
-//!   polling); the worker's `auto.restart.*` restarts it.
+//!   for `admin.timeout.ms` fails with the client's last error event, not retriable, so it
+//!   is FAILED (Apache's task logs and keeps polling); the worker's `auto.restart.*`
+//!   restarts it.
+//! - Topic ACLs are synced by [`super::acls`]; its failures are logged, never fatal.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -48,7 +50,8 @@ use rdkafka::error::KafkaError;
 use rdkafka::message::{BorrowedMessage, Headers as _, Message};
 use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 
-use super::admin::{Admin, TopicConfigs};
+use super::acls::AclSync;
+use super::admin::{Admin, LastError, TopicConfigs};
 use super::config::*;
 use super::offset_syncs::OffsetSyncWriter;
 use super::typed::*;
@@ -98,6 +101,7 @@ pub struct MirrorSourceConnector {
     known: Arc<Mutex<Known>>,
     refresher: Option<tokio::task::JoinHandle<()>>,
     config_sync: Option<tokio::task::JoinHandle<()>>,
+    acl_sync: Option<tokio::task::JoinHandle<()>>,
 }
 
 fn lock(known: &Mutex<Known>) -> std::sync::MutexGuard<'_, Known> {
@@ -298,6 +302,31 @@ impl SourceConnector for MirrorSourceConnector {
                 }
             }));
         }
+        if let Some(every) = c.sync_topic_acls {
+            let (sync, cancel, name) = (
+                AclSync::new(&c),
+                ctx.cancellation.clone(),
+                ctx.connector_name.clone(),
+            );
+            let every = every.max(Duration::from_secs(1));
+            self.acl_sync = Some(tokio::spawn(async move {
+                loop {
+                    match sync.sync().await {
+                        Ok(Some(n)) => {
+                            tracing::debug!(connector = %name, bindings = n, "synced topic ACLs")
+                        }
+                        Ok(None) => {}
+                        Err(e) => {
+                            tracing::warn!(connector = %name, error = %e, "syncing topic ACLs failed")
+                        }
+                    }
+                    tokio::select! {
+                        () = cancel.cancelled() => return,
+                        () = tokio::time::sleep(every) => {}
+                    }
+                }
+            }));
+        }
         if let Some(interval) = c.refresh_topics {
             let known = self.known.clone();
             self.refresher = Some(tokio::spawn(async move {
@@ -355,9 +384,13 @@ impl SourceConnector for MirrorSourceConnector {
     }
 
     async fn stop(&mut self) -> Result<()> {
-        for h in [self.refresher.take(), self.config_sync.take()]
-            .into_iter()
-            .flatten()
+        for h in [
+            self.refresher.take(),
+            self.config_sync.take(),
+            self.acl_sync.take(),
+        ]
+        .into_iter()
+        .flatten()
         {
             h.abort();
         }
@@ -420,7 +453,9 @@ pub struct MirrorSourceTask {
 struct TaskState {
     ctx: SourceTaskContext,
     config: MirrorSourceConfig,
-    consumer: Arc<StreamConsumer>,
+    /// Its context keeps the client's last error event: a refused login or an unreachable
+    /// broker is reported there, while polls and metadata requests only time out.
+    consumer: Arc<StreamConsumer<LastError>>,
     max_records: usize,
     syncs: Option<OffsetSyncWriter>,
     /// Remote topic per source topic (formatting on every record would allocate twice).
@@ -479,25 +514,56 @@ impl TaskState {
         record
     }
 
+    /// `message`, with the client's last error event when it adds something (why a request
+    /// timed out: "SASL authentication error: ...", "Connection refused"...).
+    fn explained(&self, message: String) -> String {
+        match self.consumer.context().get() {
+            Some(why) if !message.contains(&why) => format!("{message} ({why})"),
+            _ => message,
+        }
+    }
+
     /// Records an error of the source cluster; fails once it lasted `admin.timeout.ms`.
     fn on_error(&mut self, e: &KafkaError) -> Result<()> {
         let now = Instant::now();
         let since = self.failing.as_ref().map_or(now, |(t, _)| *t);
-        let message = e.to_string();
+        let message = self.explained(e.to_string());
         tracing::warn!(connector = %self.ctx.connector_name, task = self.ctx.task_id, error = %message, "failure polling the source cluster");
         self.failing = Some((since, message.clone()));
         if now.duration_since(since) >= self.config.admin_timeout {
-            return Err(ConnectError::retriable(format!(
-                "source cluster \"{}\" failing for {} s: {message}",
-                self.config.source_alias,
-                now.duration_since(since).as_secs()
-            )));
+            return Err(self.failed(since, &message));
         }
         Ok(())
     }
 
-    /// While failing, asks the source cluster for metadata: an answer clears the failure.
+    /// The error that fails the task once the source cluster failed for `admin.timeout.ms`:
+    /// not retriable (the runtime would retry a retriable one for ever and the task would
+    /// stay RUNNING), so the task is FAILED with the reason and the worker's automatic
+    /// restart (`auto.restart.*`) brings it back.
+    fn failed(&self, since: Instant, message: &str) -> ConnectError {
+        ConnectError::fatal(format!(
+            "source cluster \"{}\" failing for {} s: {message}",
+            self.config.source_alias,
+            since.elapsed().as_secs()
+        ))
+    }
+
+    /// The source cluster answered: no failure, no error event pending.
+    fn recovered(&mut self) {
+        self.failing = None;
+        self.consumer.context().clear();
+    }
+
+    /// After a poll that got nothing: a client error event (a refused login, no broker
+    /// reachable: librdkafka reports these only as events, polls just stay empty) starts a
+    /// failure; while failing, asks the source cluster for metadata: an answer clears it.
     async fn probe(&mut self) -> Result<()> {
+        if self.failing.is_none()
+            && let Some(why) = self.consumer.context().get()
+        {
+            tracing::warn!(connector = %self.ctx.connector_name, task = self.ctx.task_id, error = %why, "source cluster client error");
+            self.failing = Some((Instant::now(), why));
+        }
         let Some((since, last)) = self.failing.clone() else {
             return Ok(());
         };
@@ -512,18 +578,18 @@ impl TaskState {
         .unwrap_or_else(|e| Err(e.to_string()));
         match probe {
             Ok(()) => {
-                self.failing = None;
+                self.recovered();
                 Ok(())
             }
             Err(e) => {
-                let message = if e.is_empty() { last } else { e };
+                let message = if e.is_empty() {
+                    last
+                } else {
+                    self.explained(e)
+                };
                 self.failing = Some((since, message.clone()));
                 if since.elapsed() >= self.config.admin_timeout {
-                    Err(ConnectError::retriable(format!(
-                        "source cluster \"{}\" failing for {} s: {message}",
-                        self.config.source_alias,
-                        since.elapsed().as_secs()
-                    )))
+                    Err(self.failed(since, &message))
                 } else {
                     Ok(())
                 }
@@ -571,9 +637,11 @@ impl SourceTask for MirrorSourceTask {
         client.set("enable.auto.commit", "false");
         client.set("enable.auto.offset.store", "false");
         client.set("enable.partition.eof", "false");
-        let consumer: StreamConsumer = client.create().map_err(|e| {
-            ConnectError::config(format!("failed to create the source consumer: {e}"))
-        })?;
+        let consumer: StreamConsumer<LastError> = client
+            .create_with_context(LastError::default())
+            .map_err(|e| {
+                ConnectError::config(format!("failed to create the source consumer: {e}"))
+            })?;
         let max_records = client_keys(&config, Cluster::Source, ClientKind::Consumer)
             .get("max.poll.records")
             .and_then(|(_, v)| v.trim().parse().ok())
@@ -583,12 +651,21 @@ impl SourceTask for MirrorSourceTask {
             .map(|(t, p)| wrap_partition(&c.source_alias, t, *p))
             .collect();
         let stored = ctx.offset_storage_reader().offsets(&partitions).await?;
+        // Partitions without a stored offset start where `auto.offset.reset` says, directly:
+        // Apache's consumer has no group, so it never reads committed offsets; librdkafka's
+        // (which needs a `group.id`) would ask the group coordinator for them, and a
+        // NotCoordinator answer (a just-started cluster) left such partitions unfetched.
+        let unstored = match client.get("auto.offset.reset").map(str::trim) {
+            Some("earliest" | "smallest" | "beginning") => Offset::Beginning,
+            Some("latest" | "largest" | "end") => Offset::End,
+            _ => Offset::Invalid,
+        };
         let mut assignment = TopicPartitionList::new();
         for ((t, p), (_, offset)) in tps.iter().zip(stored) {
             let next = offset
                 .and_then(|o| o.get(OFFSET_KEY).and_then(serde_json::Value::as_i64))
                 .filter(|o| *o >= 0)
-                .map_or(Offset::Invalid, |o| Offset::Offset(o + 1));
+                .map_or(unstored, |o| Offset::Offset(o + 1));
             assignment
                 .add_partition_offset(t, *p, next)
                 .map_err(|e| ConnectError::fatal(format!("failed to assign {t}-{p}: {e}")))?;
@@ -649,7 +726,7 @@ impl SourceTask for MirrorSourceTask {
                 return Ok(batch);
             }
             Some(Ok(m)) => {
-                state.failing = None;
+                state.recovered();
                 batch.reserve(state.max_records.min(1024));
                 batch.push(state.convert(&m));
             }

@@ -28,6 +28,9 @@ pub struct MirrorSourceConfig {
     pub refresh_topics: Option<Duration>,
     pub sync_topic_configs: bool,
     pub sync_topic_configs_interval: Duration,
+    /// `sync.topic.acls.enabled` with its interval (a negative interval: never, as Apache's
+    /// scheduler skips it).
+    pub sync_topic_acls: Option<Duration>,
     pub replication_factor: i32,
     pub offset_syncs_replication_factor: i16,
     pub offset_lag_max: i64,
@@ -286,6 +289,13 @@ impl MirrorSourceConfig {
                 .then(|| secs(p.long(REFRESH_TOPICS_INTERVAL_SECONDS), 600)),
             sync_topic_configs: p.boolean(SYNC_TOPIC_CONFIGS_ENABLED).unwrap_or(true),
             sync_topic_configs_interval: secs(p.long(SYNC_TOPIC_CONFIGS_INTERVAL_SECONDS), 600),
+            sync_topic_acls: match (
+                p.boolean(SYNC_TOPIC_ACLS_ENABLED).unwrap_or(true),
+                p.long(SYNC_TOPIC_ACLS_INTERVAL_SECONDS).unwrap_or(600),
+            ) {
+                (true, secs) if secs >= 0 => Some(Duration::from_secs(secs.unsigned_abs())),
+                _ => None,
+            },
             replication_factor: p.int(REPLICATION_FACTOR).unwrap_or(2),
             offset_syncs_replication_factor: p
                 .short(OFFSET_SYNCS_TOPIC_REPLICATION_FACTOR)

@@ -4,6 +4,10 @@
 //! One request in flight per connection: membership is a sequential conversation (join, sync,
 //! then heartbeats), so pipelining would buy nothing.
 //!
+//! Connectors borrow connections for APIs librdkafka lacks ([`super::connector_requests`]):
+//! [`Connection::send_raw`] sends a body they encoded, at a version of any API the broker
+//! speaks ([`Connection::broker_version`]).
+//!
 //! # Security
 //!
 //! Every `security.protocol` is supported: `PLAINTEXT`, `SSL` (TLS, with a client certificate
@@ -219,6 +223,9 @@ pub struct Connection {
     auth_timeout: Duration,
     /// The cluster's finalized `transaction.version` feature level (ApiVersions), 0 if none.
     transaction_version: i16,
+    /// Every API the broker speaks with its version range (ApiVersions), for
+    /// [`send_raw`](Self::send_raw).
+    broker_versions: BTreeMap<i16, (i16, i16)>,
 }
 
 impl Connection {
@@ -286,6 +293,7 @@ impl Connection {
             authentications: 0,
             auth_timeout: timeout,
             transaction_version: 0,
+            broker_versions: BTreeMap::new(),
         };
         let resp: ApiVersionsResponse = conn.request(&api_versions_request(), 3, timeout).await?;
         if resp.error_code != codes::NONE {
@@ -314,6 +322,11 @@ impl Connection {
                 }
             }
         }
+        conn.broker_versions = resp
+            .api_keys
+            .iter()
+            .map(|k| (k.api_key, (k.min_version, k.max_version)))
+            .collect();
         conn.transaction_version = resp
             .finalized_features
             .iter()
@@ -556,6 +569,79 @@ impl Connection {
             tracing::debug!(broker = %self.broker, left = buf.remaining(), "trailing bytes in response");
         }
         Ok(resp)
+    }
+
+    /// The highest version of `api_key` in `min..=max` the broker speaks (any API, not only
+    /// those this client negotiates), for [`send_raw`](Self::send_raw).
+    pub fn broker_version(&self, api_key: i16, min: i16, max: i16) -> Option<i16> {
+        let &(theirs_min, theirs_max) = self.broker_versions.get(&api_key)?;
+        let v = theirs_max.min(max);
+        (v >= min && theirs_min <= v).then_some(v)
+    }
+
+    /// Sends one request whose body the caller encoded (at `version`) and returns the
+    /// response's body, its header checked and removed. Re-authenticates first when due.
+    pub async fn send_raw(
+        &mut self,
+        api_key: i16,
+        version: i16,
+        body: &[u8],
+        timeout: Duration,
+    ) -> Result<Bytes, ClientError> {
+        let api = ApiKey::try_from(api_key).map_err(|()| ClientError::Protocol {
+            broker: self.broker.clone(),
+            reason: format!("unknown API key {api_key}"),
+        })?;
+        if self.reauth_at.is_some_and(|at| Instant::now() >= at) {
+            tracing::debug!(broker = %self.broker, "re-authenticating (KIP-368)");
+            self.authenticate().await?;
+        }
+        let broker = self.broker.clone();
+        tokio::time::timeout(timeout, async {
+            let proto = |reason: String| ClientError::Protocol {
+                broker: self.broker.clone(),
+                reason,
+            };
+            self.correlation_id = self.correlation_id.wrapping_add(1);
+            let mut header = RequestHeader::default();
+            header.request_api_key = api_key;
+            header.request_api_version = version;
+            header.correlation_id = self.correlation_id;
+            header.client_id = Some(StrBytes::from_string(self.client_id.clone()));
+            let mut frame = BytesMut::new();
+            header
+                .encode(&mut frame, api.request_header_version(version))
+                .map_err(|e| proto(format!("encoding request header: {e}")))?;
+            frame.extend_from_slice(body);
+            let mut out = Vec::with_capacity(frame.len() + 4);
+            out.extend_from_slice(&(frame.len() as i32).to_be_bytes());
+            out.extend_from_slice(&frame);
+            self.stream
+                .write_all(&out)
+                .await
+                .map_err(|e| self.io_error(e))?;
+            let len = self.stream.read_i32().await.map_err(|e| self.io_error(e))?;
+            if len < 0 {
+                return Err(proto(format!("negative frame length {len}")));
+            }
+            let mut buf = vec![0u8; len as usize];
+            self.stream
+                .read_exact(&mut buf)
+                .await
+                .map_err(|e| self.io_error(e))?;
+            let mut buf = Bytes::from(buf);
+            let rh = ResponseHeader::decode(&mut buf, api.response_header_version(version))
+                .map_err(|e| proto(format!("decoding response header: {e}")))?;
+            if rh.correlation_id != self.correlation_id {
+                return Err(proto(format!(
+                    "correlation id {} does not match request {}",
+                    rh.correlation_id, self.correlation_id
+                )));
+            }
+            Ok(buf)
+        })
+        .await
+        .map_err(|_| ClientError::Timeout { broker, timeout })?
     }
 
     /// Sends one request and waits for its response, re-authenticating first when the SASL

@@ -11,6 +11,8 @@
 //! - [`tls`]: rustls client configuration (CA or system roots, client certificates, optional
 //!   host-name check) and readable TLS failures
 //! - [`sasl`]: the PLAIN, SCRAM-SHA-256/512 and OAUTHBEARER client exchanges
+//! - [`connector_requests`]: that client's connections lent to connectors
+//!   ([`connect_api::kafka_clients::KafkaConnector`]: MirrorMaker 2's ACL requests)
 //! - [`standalone`]: the standalone worker's one-member "group", always leader, no Kafka
 //! - [`member`]: the background task the herder talks to ([`spawn_member`], [`GroupHandle`],
 //!   [`GroupEvent`])
@@ -61,6 +63,7 @@
 
 pub mod assignor;
 pub mod client;
+pub mod connector_requests;
 pub mod errors;
 pub mod member;
 pub mod producer;
