@@ -68,8 +68,11 @@ pub struct PluginDesc {
     pub task_aliases: &'static [&'static str],
 }
 
-type SourceFactory = fn() -> Box<dyn DynSourceConnector>;
-type SinkFactory = fn() -> Box<dyn DynSinkConnector>;
+/// Makes a fresh source connector instance (a compiled-in type, or an adapter of an
+/// out-of-process plugin holding its host).
+pub type SourceFactory = std::sync::Arc<dyn Fn() -> Box<dyn DynSourceConnector> + Send + Sync>;
+/// Makes a fresh sink connector instance.
+pub type SinkFactory = std::sync::Arc<dyn Fn() -> Box<dyn DynSinkConnector> + Send + Sync>;
 
 #[derive(Clone)]
 enum Factory {
@@ -131,7 +134,8 @@ impl TaskInstance {
     }
 }
 
-/// The set of connector plugins compiled into the binary.
+/// The connector plugins this worker can run: the ones compiled into the binary and those of
+/// `plugin.path` the worker registered at start-up.
 #[derive(Clone, Default)]
 pub struct PluginRegistry {
     entries: Vec<Entry>,
@@ -173,7 +177,20 @@ impl PluginRegistry {
     pub fn register_source<C: SourceConnector + Default>(&mut self, desc: PluginDesc) -> &mut Self {
         self.entries.push(Entry {
             desc,
-            factory: Factory::Source(box_source::<C>),
+            factory: Factory::Source(std::sync::Arc::new(box_source::<C>)),
+        });
+        self
+    }
+
+    /// Registers a source connector made by `factory` (e.g. a Java plugin's adapter).
+    pub fn register_source_factory(
+        &mut self,
+        desc: PluginDesc,
+        factory: SourceFactory,
+    ) -> &mut Self {
+        self.entries.push(Entry {
+            desc,
+            factory: Factory::Source(factory),
         });
         self
     }
@@ -181,7 +198,7 @@ impl PluginRegistry {
     pub fn register_sink<C: SinkConnector + Default>(&mut self, desc: PluginDesc) -> &mut Self {
         self.entries.push(Entry {
             desc,
-            factory: Factory::Sink(box_sink::<C>),
+            factory: Factory::Sink(std::sync::Arc::new(box_sink::<C>)),
         });
         self
     }
@@ -253,7 +270,7 @@ impl PluginRegistry {
 
     /// A fresh connector instance by class name or alias.
     pub fn create_connector(&self, name: &str) -> Result<ConnectorInstance> {
-        Ok(match self.find_connector(name)?.factory {
+        Ok(match &self.find_connector(name)?.factory {
             Factory::Source(f) => ConnectorInstance::Source(f()),
             Factory::Sink(f) => ConnectorInstance::Sink(f()),
         })
@@ -268,7 +285,7 @@ impl PluginRegistry {
                 n
             })
             .map_err(|_| ConnectError::config(format!("Unknown task class {task_class}")))?;
-        Ok(match entry.factory {
+        Ok(match &entry.factory {
             Factory::Source(f) => TaskInstance::Source(f().create_task()),
             Factory::Sink(f) => TaskInstance::Sink(f().create_task()),
         })

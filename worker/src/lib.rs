@@ -36,6 +36,7 @@ pub mod herder;
 pub mod logging;
 pub mod metrics;
 pub mod peer;
+pub mod plugins;
 pub mod rest;
 pub mod runtime;
 pub mod security;

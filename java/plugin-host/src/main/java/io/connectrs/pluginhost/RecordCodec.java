@@ -1,0 +1,90 @@
+package io.connectrs.pluginhost;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.NullNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.kafka.connect.header.Header;
+import org.apache.kafka.connect.json.JsonConverter;
+import org.apache.kafka.connect.source.SourceRecord;
+
+/**
+ * Source records as the worker reads them: key, value and each header as Apache's
+ * {@link JsonConverter} with {@code schemas.enable=true} writes them (so Connect schemas and
+ * values cross losslessly; the worker's JsonConverter reads Apache's exact output), source
+ * partition and offset as the worker's offsets topic holds them (schemaless JsonConverter, as
+ * Apache's offset writer), plus topic, Kafka partition and timestamp.
+ */
+final class RecordCodec {
+    private final JsonConverter keys = new JsonConverter();
+    private final JsonConverter values = new JsonConverter();
+    private final JsonConverter headers = new JsonConverter();
+    private final JsonConverter offsets = new JsonConverter();
+
+    RecordCodec() {
+        keys.configure(Map.of("schemas.enable", "true", "converter.type", "key"));
+        values.configure(Map.of("schemas.enable", "true", "converter.type", "value"));
+        headers.configure(Map.of("schemas.enable", "true", "converter.type", "header"));
+        offsets.configure(Map.of("schemas.enable", "false", "converter.type", "key"));
+    }
+
+    private static JsonNode tree(byte[] bytes) throws Exception {
+        return bytes == null ? NullNode.getInstance() : Protocol.MAPPER.readTree(bytes);
+    }
+
+    ObjectNode encode(SourceRecord r, long seq) throws Exception {
+        ObjectNode n = Protocol.MAPPER.createObjectNode();
+        n.put("seq", seq);
+        n.put("topic", r.topic());
+        if (r.kafkaPartition() != null) {
+            n.put("partition", r.kafkaPartition());
+        }
+        if (r.timestamp() != null) {
+            n.put("timestamp", r.timestamp());
+        }
+        n.set("key", tree(keys.fromConnectData(r.topic(), r.keySchema(), r.key())));
+        n.set("value", tree(values.fromConnectData(r.topic(), r.valueSchema(), r.value())));
+        if (!r.headers().isEmpty()) {
+            var hs = n.putArray("headers");
+            for (Header h : r.headers()) {
+                ObjectNode hn = hs.addObject();
+                hn.put("key", h.key());
+                hn.set("value", tree(headers.fromConnectHeader(r.topic(), h.key(), h.schema(), h.value())));
+            }
+        }
+        n.set("sourcePartition", offsetTree(r.sourcePartition()));
+        n.set("sourceOffset", offsetTree(r.sourceOffset()));
+        return n;
+    }
+
+    JsonNode offsetTree(Map<String, ?> map) throws Exception {
+        if (map == null) {
+            return NullNode.getInstance();
+        }
+        return tree(offsets.fromConnectData("", null, map));
+    }
+
+    /** An offset map as Apache's offset reader gives it to tasks. */
+    @SuppressWarnings("unchecked")
+    Map<String, Object> offsetMap(JsonNode json) throws Exception {
+        if (json == null || json.isNull()) {
+            return null;
+        }
+        byte[] bytes = Protocol.MAPPER.writeValueAsString(json).getBytes(StandardCharsets.UTF_8);
+        Object v = offsets.toConnectData("", bytes).value();
+        return v == null ? null : (Map<String, Object>) v;
+    }
+
+    static Map<String, String> stringMap(JsonNode json) {
+        if (json == null || json.isNull()) {
+            return Collections.emptyMap();
+        }
+        Map<String, String> out = new HashMap<>();
+        json.fields().forEachRemaining(e -> out.put(e.getKey(), e.getValue().isNull() ? null : e.getValue().asText()));
+        return out;
+    }
+}

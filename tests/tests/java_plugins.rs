@@ -1,0 +1,393 @@
+//! Java connector plugins from `plugin.path`, with the real thing: Debezium 3.6.1's Postgres
+//! connector from Maven Central, laid out by tests/cdc/debezium-plugin.sh as a user unpacks
+//! it (.local/plugins/debezium-connector-postgres/), run by the worker's Java plugin host
+//! (deploy/plugin-host.sh build).
+//!
+//! - it is listed with its real version, its config definition and validation are Debezium's;
+//! - its records, at-least-once and exactly-once, equal those Debezium wrote on Apache Connect
+//!   4.3.2 (tests/golden/cdc/debezium-3.6.1.jsonl, the same comparison as the native CDC
+//!   connector's, source_postgres_cdc_golden.rs);
+//! - a JVM killed under a running task fails the task (FAILED, with a message), not the worker;
+//! - `plugin.path` without a Java refuses to start, naming the missing Java.
+
+// Progress goes to the test's captured output.
+#![allow(clippy::print_stdout)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use connect_tests::kafka::{self, Isolation};
+use connect_tests::postgres::{database_url, pool, unique_table};
+use connect_tests::unique;
+use connect_tests::worker::{
+    ClusterSpec, WorkerProc, create_connector, eventually, run_to_exit, running_tasks,
+};
+use serde_json::{Value, json};
+
+use crate::source_postgres_cdc_golden::{differences, drop_slot_and_publication, strip};
+
+const DEBEZIUM: &str = "io.debezium.connector.postgresql.PostgresConnector";
+const SCHEMA_SQL: &str = include_str!("../cdc/golden-schema.sql");
+const CHANGES_SQL: &str = include_str!("../cdc/golden-changes.sql");
+const GOLDEN: &str = include_str!("../golden/cdc/debezium-3.6.1.jsonl");
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+}
+
+fn run_script(script: &str, args: &[&str]) -> String {
+    let out = Command::new(root().join(script))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap_or_else(|e| panic!("run {script}: {e}"));
+    assert!(
+        out.status.success(),
+        "{script} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// The plugin.path holding Debezium (fetched once), with the plugin host built.
+fn plugin_path() -> &'static PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        run_script("deploy/plugin-host.sh", &["build"]);
+        PathBuf::from(run_script("tests/cdc/debezium-plugin.sh", &[]))
+    })
+}
+
+fn spec(prefix: &str) -> ClusterSpec {
+    let path = tokio::task::block_in_place(plugin_path);
+    ClusterSpec::new(prefix).set("plugin.path", &path.display().to_string())
+}
+
+/// Debezium's `database.*` keys for the project's PostgreSQL
+/// (`postgres://user[:password]@host[:port]/db`).
+fn database_props() -> serde_json::Map<String, Value> {
+    let url = database_url();
+    let rest = url.split_once("://").map_or(url.as_str(), |(_, r)| r);
+    let rest = rest.split('?').next().unwrap_or_default();
+    let (auth, rest) = rest.rsplit_once('@').unwrap_or(("postgres", rest));
+    let (user, password) = auth.split_once(':').unwrap_or((auth, ""));
+    let (host_port, db) = rest.split_once('/').unwrap_or((rest, "postgres"));
+    let (host, port) = host_port.rsplit_once(':').unwrap_or((host_port, "5432"));
+    let mut m = serde_json::Map::new();
+    for (k, v) in [
+        ("database.hostname", host),
+        ("database.port", port),
+        ("database.user", user),
+        ("database.password", password),
+        (
+            "database.dbname",
+            if db.is_empty() { "postgres" } else { db },
+        ),
+    ] {
+        m.insert(k.to_owned(), json!(v));
+    }
+    m
+}
+
+fn debezium_config(prefix: &str, slot: &str, table: &str) -> Value {
+    let mut c = database_props();
+    for (k, v) in [
+        ("connector.class", DEBEZIUM.to_owned()),
+        ("tasks.max", "1".to_owned()),
+        ("topic.prefix", prefix.to_owned()),
+        ("plugin.name", "pgoutput".to_owned()),
+        ("slot.name", slot.to_owned()),
+        ("publication.name", format!("{slot}_pub")),
+        ("publication.autocreate.mode", "filtered".to_owned()),
+        (
+            "table.include.list",
+            format!("public\\.{table},public\\.{table}_full"),
+        ),
+        ("snapshot.mode", "initial".to_owned()),
+        (
+            "key.converter",
+            "org.apache.kafka.connect.json.JsonConverter".to_owned(),
+        ),
+        (
+            "value.converter",
+            "org.apache.kafka.connect.json.JsonConverter".to_owned(),
+        ),
+        ("key.converter.schemas.enable", "true".to_owned()),
+        ("value.converter.schemas.enable", "true".to_owned()),
+    ] {
+        c.insert(k.to_owned(), json!(v));
+    }
+    Value::Object(c)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn debezium_is_listed_with_its_version_config_and_validation() {
+    let w = spec("java-list").start_worker().await;
+    let plugins = w.get("/connector-plugins").await.expect("list plugins");
+    let debezium = plugins
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["class"] == DEBEZIUM)
+        .unwrap_or_else(|| panic!("{DEBEZIUM} not listed: {plugins}"));
+    assert_eq!(debezium["type"], "source");
+    assert_eq!(debezium["version"], "3.6.1.Final");
+    // Built-in ones are still there.
+    assert!(
+        plugins
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["class"] == "org.apache.kafka.connect.file.FileStreamSourceConnector"),
+        "{plugins}"
+    );
+
+    let keys = w
+        .get("/connector-plugins/PostgresConnector/config")
+        .await
+        .expect("plugin config");
+    let names: Vec<&str> = keys
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|k| k["name"].as_str())
+        .collect();
+    for key in [
+        "database.hostname",
+        "slot.name",
+        "plugin.name",
+        "topic.prefix",
+    ] {
+        assert!(names.contains(&key), "{key} missing from {names:?}");
+    }
+
+    // A good config validates clean (Debezium connects to the database to check it).
+    let table = unique_table("java_validate");
+    let mut good = debezium_config("p", "java_validate_slot", &table);
+    good["name"] = json!("java-validate");
+    let (status, body) = w
+        .send(
+            "PUT",
+            &format!("/connector-plugins/{DEBEZIUM}/config/validate"),
+            Some(good.clone()),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["name"], DEBEZIUM);
+    let all_errors: Vec<&Value> = body["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            c["value"]["errors"]
+                .as_array()
+                .is_some_and(|e| !e.is_empty())
+        })
+        .collect();
+    assert_eq!(body["error_count"], 0, "{all_errors:?}");
+    let groups = body["groups"].as_array().unwrap();
+    assert!(groups.iter().any(|g| g == "Common"), "{groups:?}");
+    assert!(groups.len() > 2, "Debezium's groups too: {groups:?}");
+
+    // Debezium's own checks answer: no topic.prefix, a wrong password port.
+    let mut bad = good.clone();
+    bad.as_object_mut().unwrap().remove("topic.prefix");
+    bad["database.port"] = json!("not-a-port");
+    let (status, body) = w
+        .send(
+            "PUT",
+            &format!("/connector-plugins/{DEBEZIUM}/config/validate"),
+            Some(bad),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let errors = |key: &str| -> Vec<String> {
+        body["configs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["value"]["name"] == key)
+            .flat_map(|c| c["value"]["errors"].as_array().cloned().unwrap_or_default())
+            .filter_map(|e| e.as_str().map(str::to_owned))
+            .collect()
+    };
+    assert!(!errors("topic.prefix").is_empty(), "{body}");
+    assert!(!errors("database.port").is_empty(), "{body}");
+}
+
+/// Deletes the connector, then drops its slot and publication and the tables.
+async fn cleanup(w: &WorkerProc, name: &str, db: &sqlx::PgPool, slot: &str, table: &str) {
+    let _ = w.send("DELETE", &format!("/connectors/{name}"), None).await;
+    drop_slot_and_publication(db, slot).await;
+    let _ = sqlx::raw_sql(&format!(
+        "DROP TABLE IF EXISTS {table}, {table}_full; DROP TYPE IF EXISTS {table}_mood"
+    ))
+    .execute(db)
+    .await;
+}
+
+fn read(topics: &[String], n: usize) -> Vec<kafka::Record> {
+    let topics: Vec<&str> = topics.iter().map(String::as_str).collect();
+    kafka::read_until(
+        &topics,
+        Isolation::ReadCommitted,
+        Duration::from_secs(120),
+        |r| r.len() >= n,
+    )
+}
+
+/// Runs Debezium on this worker over the golden SQL and compares its records with those it
+/// wrote on Apache Connect 4.3.2.
+async fn records_equal_debezium_on_apache(exactly_once: bool) {
+    let golden: Vec<Value> = GOLDEN
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("golden line"))
+        .collect();
+    let mut spec = spec("java-dbz");
+    if exactly_once {
+        spec = spec.set("exactly.once.source.support", "enabled");
+    }
+    let w = spec.start_worker().await;
+    let table = unique_table("cdc_golden");
+    let name = unique("java-dbz");
+    let slot = name.replace('-', "_");
+    let prefix = unique_table("dbzgolden");
+    let topics = vec![
+        format!("{prefix}.public.{table}"),
+        format!("{prefix}.public.{table}_full"),
+    ];
+    kafka::create_topics(&[&topics[0], &topics[1]], 1).await;
+    let db = pool().await;
+    sqlx::raw_sql(&SCHEMA_SQL.replace("TBL", &table))
+        .execute(&db)
+        .await
+        .expect("create the golden tables");
+
+    let mut config = debezium_config(&prefix, &slot, &table);
+    if exactly_once {
+        config["exactly.once.support"] = json!("required");
+    }
+    create_connector(&w, &name, config).await;
+    let running = eventually(Duration::from_secs(90), "the task running", || async {
+        let status = w.get(&format!("/connectors/{name}/status")).await.ok()?;
+        if status["tasks"][0]["state"] == "FAILED" || status["connector"]["state"] == "FAILED" {
+            return Some(Err(status));
+        }
+        running_tasks(&w, &name, 1).await.map(Ok)
+    })
+    .await;
+    if let Err(status) = running {
+        cleanup(&w, &name, &db, &slot, &table).await;
+        panic!("Debezium failed: {status}");
+    }
+    let t = topics.clone();
+    let snapshot = tokio::task::spawn_blocking(move || read(&t, 6)).await;
+    if let Err(e) = snapshot {
+        cleanup(&w, &name, &db, &slot, &table).await;
+        std::panic::resume_unwind(e.into_panic());
+    }
+    for statement in CHANGES_SQL
+        .split(";\n")
+        .map(|s| {
+            s.lines()
+                .filter(|l| !l.starts_with("--"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .filter(|s| !s.trim().is_empty())
+    {
+        sqlx::raw_sql(&statement.replace("TBL", &table))
+            .execute(&db)
+            .await
+            .unwrap_or_else(|e| panic!("{statement}: {e}"));
+    }
+    let t = topics.clone();
+    let n = golden.len();
+    let records = match tokio::task::spawn_blocking(move || read(&t, n)).await {
+        Ok(records) => records,
+        Err(e) => {
+            println!("worker log:\n{}", w.log_text());
+            cleanup(&w, &name, &db, &slot, &table).await;
+            std::panic::resume_unwind(e.into_panic());
+        }
+    };
+
+    let rename = |s: &str| s.replace(&table, "cdc_golden").replace(&prefix, "golden");
+    let parse = |s: &Option<String>| {
+        s.as_ref().map_or(Value::Null, |s| {
+            serde_json::from_str(&rename(s)).expect("JSON record")
+        })
+    };
+    let mut ours: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for r in &records {
+        let mut rec =
+            json!({"topic": rename(&r.topic), "key": parse(&r.key), "value": parse(&r.value)});
+        strip(&mut rec);
+        ours.entry(rename(&r.topic)).or_default().push(rec);
+    }
+    let mut theirs: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for mut rec in golden {
+        strip(&mut rec);
+        let topic = rec["topic"].as_str().unwrap().to_owned();
+        theirs.entry(topic).or_default().push(rec);
+    }
+    let mut diffs = Vec::new();
+    for (topic, expected) in &theirs {
+        let got = ours.get(topic).cloned().unwrap_or_default();
+        if got.len() != expected.len() {
+            diffs.push(format!(
+                "{topic}: {} records, Debezium on Apache {}",
+                got.len(),
+                expected.len()
+            ));
+        }
+        for (i, (o, t)) in got.iter().zip(expected).enumerate() {
+            let mut d = Vec::new();
+            differences("", o, t, &mut d);
+            diffs.extend(d.into_iter().map(|line| format!("{topic}#{i}{line}")));
+        }
+    }
+
+    // The source offsets Debezium committed are this worker's: stop and look.
+    let offsets = w
+        .get(&format!("/connectors/{name}/offsets"))
+        .await
+        .expect("offsets");
+    cleanup(&w, &name, &db, &slot, &table).await;
+    db.close().await;
+    assert!(
+        diffs.is_empty(),
+        "{} differences from Debezium 3.6.1 on Apache Connect 4.3.2:\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
+    let committed = &offsets["offsets"][0];
+    assert_eq!(committed["partition"]["server"], json!(prefix), "{offsets}");
+    assert!(committed["offset"]["lsn"].is_number(), "{offsets}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn debezium_records_equal_apache_connects_at_least_once() {
+    records_equal_debezium_on_apache(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn debezium_records_equal_apache_connects_exactly_once() {
+    records_equal_debezium_on_apache(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plugin_path_without_java_refuses_to_start_naming_it() {
+    let spec = spec("java-nojava").env("JAVA_HOME", "/nonexistent-java-home");
+    let (ok, log) = run_to_exit(&spec).await;
+    assert!(!ok, "{log}");
+    assert!(
+        log.contains("plugin.path is set") && log.contains("/nonexistent-java-home"),
+        "{log}"
+    );
+}

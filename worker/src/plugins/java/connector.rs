@@ -1,0 +1,200 @@
+//! A Java source connector as a [`DynSourceConnector`]: each call runs in the host.
+//!
+//! Stateless calls (config definition, validation, exactly-once questions) run on a fresh Java
+//! instance of the class, as Apache's herder uses a cached, never-started instance; `start`
+//! creates the instance that later `task_configs` and `stop` calls reach.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use async_trait::async_trait;
+use connect_api::connector::{
+    ConnectorTransactionBoundaries, DynSourceConnector, ExactlyOnceSupport, SourceOffsets,
+    SourceTask,
+};
+use connect_api::{
+    ConfigDef, ConfigMap, ConfigValue, ConnectError, ConnectorContext, FileAccess, PluginDesc,
+    Result,
+};
+use serde_json::json;
+
+use super::host::{Connection, Hooks};
+use super::task::JavaSourceTask;
+use super::{JavaHost, config_json, convert};
+
+static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
+
+/// A host-side instance name, unique in this worker.
+pub(super) fn instance_id(kind: &str) -> String {
+    format!("{kind}-{}", NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed))
+}
+
+pub(super) struct JavaSourceConnector {
+    host: Arc<JavaHost>,
+    class: &'static str,
+    version: &'static str,
+    task_class: &'static str,
+    running: Option<(Arc<Connection>, String)>,
+}
+
+impl JavaSourceConnector {
+    pub(super) fn new(host: &Arc<JavaHost>, desc: &PluginDesc) -> Self {
+        Self {
+            host: Arc::clone(host),
+            class: desc.class,
+            version: desc.version,
+            task_class: desc.task_class,
+            running: None,
+        }
+    }
+
+    fn what(&self, call: &str) -> String {
+        format!("{call} of Java connector {}", self.class)
+    }
+}
+
+#[async_trait]
+impl DynSourceConnector for JavaSourceConnector {
+    fn version(&self) -> String {
+        self.version.to_owned()
+    }
+
+    fn config_def(&self) -> ConfigDef {
+        self.host.config_def(self.class).unwrap_or_else(|e| {
+            tracing::error!(class = self.class, error = %e, "failed to read a Java connector's config definition");
+            ConfigDef::new()
+        })
+    }
+
+    async fn start(&mut self, ctx: ConnectorContext, config: ConfigMap) -> Result<()> {
+        let what = self.what("start");
+        let conn = self
+            .host
+            .connection()
+            .await
+            .map_err(|e| e.into_connect(&what))?;
+        let instance = instance_id("connector");
+        conn.set_hooks(&instance, Hooks::Connector(ctx));
+        let started = conn
+            .call(
+                "connector.start",
+                json!({"instance": instance, "class": self.class, "config": config_json(&config)}),
+            )
+            .await;
+        self.running = Some((conn, instance));
+        started.map(|_| ()).map_err(|e| e.into_connect(&what))
+    }
+
+    fn task_configs(&self, max_tasks: usize) -> Result<Vec<ConfigMap>> {
+        let what = self.what("taskConfigs");
+        let Some((conn, instance)) = &self.running else {
+            return Err(ConnectError::fatal(format!("{what}: not started")));
+        };
+        let configs = conn
+            .call_blocking(
+                "connector.taskConfigs",
+                json!({"instance": instance, "maxTasks": max_tasks}),
+            )
+            .map_err(|e| e.into_connect(&what))?;
+        Ok(configs
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| {
+                c.as_object()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
+                    .collect()
+            })
+            .collect())
+    }
+
+    async fn stop(&mut self) -> Result<()> {
+        let Some((conn, instance)) = self.running.take() else {
+            return Ok(());
+        };
+        let what = self.what("stop");
+        let stopped = conn
+            .call("connector.stop", json!({"instance": instance}))
+            .await;
+        conn.remove_hooks(&instance);
+        stopped.map(|_| ()).map_err(|e| e.into_connect(&what))
+    }
+
+    fn validate(&self, config: &ConfigMap) -> Vec<ConfigValue> {
+        let answer = self.host.connection_blocking().and_then(|c| {
+            c.call_blocking(
+                "validate",
+                json!({"class": self.class, "config": config_json(config)}),
+            )
+        });
+        match answer {
+            Ok(a) => {
+                let def = convert::config_def(&a["keys"]);
+                convert::config_values(&a["values"], &def)
+            }
+            Err(e) => {
+                let mut v =
+                    ConfigValue::new(connect_api::config::connector::CONNECTOR_CLASS_CONFIG);
+                v.value = Some(connect_api::config::TypedValue::Class(
+                    self.class.to_owned(),
+                ));
+                v.add_error(format!("{}: {e}", self.what("validate")));
+                vec![v]
+            }
+        }
+    }
+
+    fn validate_with_files(&self, config: &ConfigMap, _files: &FileAccess) -> Vec<ConfigValue> {
+        self.validate(config)
+    }
+
+    fn exactly_once_support(&self, config: &ConfigMap) -> ExactlyOnceSupport {
+        let answer = self.host.connection_blocking().and_then(|c| {
+            c.call_blocking(
+                "exactlyOnceSupport",
+                json!({"class": self.class, "config": config_json(config)}),
+            )
+        });
+        match answer.as_ref().map(|a| a.as_str()) {
+            Ok(Some("SUPPORTED")) => ExactlyOnceSupport::Supported,
+            Ok(Some("UNSUPPORTED")) => ExactlyOnceSupport::Unsupported,
+            Ok(_) => ExactlyOnceSupport::Unknown,
+            Err(e) => {
+                tracing::error!(class = self.class, error = %e, "exactlyOnceSupport of a Java connector failed");
+                ExactlyOnceSupport::Unknown
+            }
+        }
+    }
+
+    fn can_define_transaction_boundaries(
+        &self,
+        config: &ConfigMap,
+    ) -> ConnectorTransactionBoundaries {
+        let answer = self.host.connection_blocking().and_then(|c| {
+            c.call_blocking(
+                "canDefineTransactionBoundaries",
+                json!({"class": self.class, "config": config_json(config)}),
+            )
+        });
+        match answer.as_ref().map(|a| a.as_str()) {
+            Ok(Some("SUPPORTED")) => ConnectorTransactionBoundaries::Supported,
+            _ => ConnectorTransactionBoundaries::Unsupported,
+        }
+    }
+
+    async fn alter_offsets(&self, _config: &ConfigMap, _offsets: &SourceOffsets) -> Result<bool> {
+        // Java's alterOffsets is not called yet: framework-managed offsets change, as for a
+        // connector that does not override it.
+        Ok(false)
+    }
+
+    fn create_task(&self) -> Box<dyn SourceTask> {
+        Box::new(JavaSourceTask::new(
+            Arc::clone(&self.host),
+            self.task_class,
+            self.version,
+        ))
+    }
+}

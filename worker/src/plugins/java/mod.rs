@@ -1,0 +1,310 @@
+//! Java connector plugins from `plugin.path`, run unchanged in a JVM this worker supervises.
+//!
+//! ```text
+//!  start-up: plugin.path set? ──no──> nothing (no JVM, no cost)
+//!               │ yes
+//!               v
+//!  find java (JAVA_HOME, PATH) and the host (deploy/plugin-host.sh build)
+//!  start the host ── "scan" plugin.path ──> connector classes, versions, task classes
+//!  register each in the PluginRegistry: JavaSourceConnector / JavaSourceTask adapters
+//! ```
+//!
+//! The adapters implement the same traits as the compiled-in connectors, so the herder, REST
+//! and the runtime (at-least-once and exactly-once source runners, converters, transforms,
+//! offsets, transactions, fencing) do not know which kind they run. In the JVM run only the
+//! plugin's own code: `Connector` and `SourceTask` calls; records cross as Apache's
+//! JsonConverter (schemas on) writes them and are converted, transformed and produced here.
+//!
+//! - [`host`]: the JVM process and the framed protocol.
+//! - `connector`, `task`: the adapters.
+//! - `convert`: Java `ConfigDef`s, `ConfigValue`s and records into this workspace's types.
+//!
+//! Not yet: Java sink connectors, and Java converters, transforms and predicates named in
+//! configs: a Java sink connector is listed but refused at validation and start (docs/java-plugins.md).
+
+mod connector;
+mod convert;
+pub mod host;
+mod task;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use connect_api::{ConfigDef, PluginDesc, PluginRegistry};
+use serde_json::{Value, json};
+
+use self::host::{Connection, HostError, HostSettings};
+
+/// Apache's `plugin.path`: comma-separated directories and jars holding plugins.
+pub use crate::config::PLUGIN_PATH as PLUGIN_PATH_CONFIG;
+/// Environment: the directory `deploy/plugin-host.sh build` made (plugin-host.jar, lib/).
+pub const PLUGIN_HOST_DIR_ENV: &str = "CONNECT_PLUGIN_HOST_DIR";
+/// Environment: the host JVM's heap options, as Apache's scripts read them.
+pub const HEAP_OPTS_ENV: &str = "KAFKA_HEAP_OPTS";
+/// Environment: more JVM options for the host.
+pub const JVM_OPTS_ENV: &str = "CONNECT_PLUGIN_HOST_OPTS";
+/// The host's heap when [`HEAP_OPTS_ENV`] is unset.
+pub const DEFAULT_HEAP_OPTS: &str = "-Xms64M -Xmx1G";
+
+/// Why Java plugins could not be made available.
+#[derive(Debug, thiserror::Error)]
+pub enum JavaPluginError {
+    #[error(
+        "plugin.path is set ({plugin_path}) but no Java was found: {reason}; install Java 17 or later and set JAVA_HOME or put `java` on the PATH"
+    )]
+    NoJava { plugin_path: String, reason: String },
+    #[error(
+        "plugin.path is set but the Java plugin host is not built: none of {tried} holds plugin-host.jar; run deploy/plugin-host.sh build or set {PLUGIN_HOST_DIR_ENV}"
+    )]
+    NoHost { tried: String },
+    #[error("failed to scan plugin.path with the Java plugin host: {0}")]
+    Scan(HostError),
+}
+
+/// The JVM running this worker's Java plugins, started again when it died.
+pub struct JavaHost {
+    settings: HostSettings,
+    plugin_path: Vec<String>,
+    current: Mutex<Option<Arc<Connection>>>,
+    config_defs: Mutex<std::collections::HashMap<String, ConfigDef>>,
+}
+
+impl JavaHost {
+    /// The running JVM, started (and `plugin.path` scanned in it) if the last one died.
+    pub async fn connection(&self) -> Result<Arc<Connection>, HostError> {
+        if let Some(c) = self.live() {
+            return Ok(c);
+        }
+        let conn = Connection::spawn(&self.settings)?;
+        conn.call("scan", json!({"paths": self.plugin_path}))
+            .await?;
+        let mut current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        match &*current {
+            Some(c) if c.dead().is_none() => Ok(Arc::clone(c)),
+            _ => {
+                *current = Some(Arc::clone(&conn));
+                Ok(conn)
+            }
+        }
+    }
+
+    fn live(&self) -> Option<Arc<Connection>> {
+        self.current
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .filter(|c| c.dead().is_none())
+            .cloned()
+    }
+
+    /// The JVM for a synchronous call (validation, task configs).
+    pub fn connection_blocking(&self) -> Result<Arc<Connection>, HostError> {
+        if let Some(c) = self.live() {
+            return Ok(c);
+        }
+        let handle = tokio::runtime::Handle::try_current()
+            .map_err(|_| HostError::Died("no async runtime to restart it on".into()))?;
+        match handle.runtime_flavor() {
+            tokio::runtime::RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(|| handle.block_on(self.connection()))
+            }
+            _ => Err(HostError::Died("not running".into())),
+        }
+    }
+
+    /// The connector class's `config()` (cached: definitions are per class).
+    pub fn config_def(&self, class: &str) -> Result<ConfigDef, HostError> {
+        if let Some(def) = self
+            .config_defs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(class)
+        {
+            return Ok(def.clone());
+        }
+        let keys = self
+            .connection_blocking()?
+            .call_blocking("configDef", json!({"class": class}))?;
+        let def = convert::config_def(&keys);
+        self.config_defs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(class.to_owned(), def.clone());
+        Ok(def)
+    }
+}
+
+/// The `plugin.path` entries of a worker config (empty when unset or blank).
+pub fn plugin_path(raw: &std::collections::BTreeMap<String, String>) -> Vec<String> {
+    raw.get(PLUGIN_PATH_CONFIG)
+        .map(|v| {
+            v.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `JAVA_HOME/bin/java`, else `java` on the PATH.
+pub fn find_java() -> Result<PathBuf, String> {
+    if let Some(home) = std::env::var_os("JAVA_HOME").filter(|h| !h.is_empty()) {
+        let java = Path::new(&home).join("bin").join("java");
+        return if java.is_file() {
+            Ok(java)
+        } else {
+            Err(format!("JAVA_HOME={} has no bin/java", java.display()))
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join("java"))
+        .find(|j| j.is_file())
+        .ok_or_else(|| "JAVA_HOME is unset and `java` is not on the PATH".to_owned())
+}
+
+/// Where the host was built: [`PLUGIN_HOST_DIR_ENV`], else beside the binary
+/// (`plugin-host/`, `../share/connect-worker/plugin-host`), else `.local/plugin-host` of the
+/// source tree the binary was built in.
+fn find_host_dir() -> Result<PathBuf, JavaPluginError> {
+    let mut tried = Vec::new();
+    if let Some(dir) = std::env::var_os(PLUGIN_HOST_DIR_ENV).filter(|d| !d.is_empty()) {
+        tried.push(PathBuf::from(dir));
+    } else if let Ok(exe) = std::env::current_exe() {
+        if let Some(bin) = exe.parent() {
+            tried.push(bin.join("plugin-host"));
+            tried.push(bin.join("../share/connect-worker/plugin-host"));
+            for up in bin.ancestors().skip(1).take(4) {
+                tried.push(up.join(".local/plugin-host"));
+            }
+        }
+    }
+    tried
+        .iter()
+        .find(|d| d.join("plugin-host.jar").is_file())
+        .cloned()
+        .ok_or_else(|| JavaPluginError::NoHost {
+            tried: tried
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+}
+
+fn settings(java: PathBuf, host_dir: &Path) -> HostSettings {
+    let sep = ":";
+    let class_path = format!(
+        "{}{sep}{}",
+        host_dir.join("plugin-host.jar").display(),
+        host_dir.join("lib").join("*").display()
+    );
+    let heap = std::env::var(HEAP_OPTS_ENV).unwrap_or_else(|_| DEFAULT_HEAP_OPTS.to_owned());
+    let extra = std::env::var(JVM_OPTS_ENV).unwrap_or_default();
+    let jvm_options = heap
+        .split_whitespace()
+        .chain(extra.split_whitespace())
+        .map(str::to_owned)
+        .collect();
+    HostSettings {
+        java,
+        class_path,
+        jvm_options,
+    }
+}
+
+/// When `plugin.path` is set: starts the host, scans the path and registers each Java
+/// connector found. `None` (and no JVM) when it is unset.
+pub async fn install(
+    raw: &std::collections::BTreeMap<String, String>,
+    registry: &mut PluginRegistry,
+) -> Result<Option<Arc<JavaHost>>, JavaPluginError> {
+    let plugin_path = plugin_path(raw);
+    if plugin_path.is_empty() {
+        return Ok(None);
+    }
+    let java = find_java().map_err(|reason| JavaPluginError::NoJava {
+        plugin_path: plugin_path.join(","),
+        reason,
+    })?;
+    let host_dir = find_host_dir()?;
+    let settings = settings(java, &host_dir);
+    let conn = Connection::spawn(&settings).map_err(JavaPluginError::Scan)?;
+    let hello = conn
+        .call("hello", json!({}))
+        .await
+        .map_err(JavaPluginError::Scan)?;
+    let scan = conn
+        .call("scan", json!({"paths": plugin_path}))
+        .await
+        .map_err(JavaPluginError::Scan)?;
+    for error in scan["errors"].as_array().into_iter().flatten() {
+        tracing::warn!(error = %error.as_str().unwrap_or_default(), "plugin.path: a plugin could not be loaded");
+    }
+    let host = Arc::new(JavaHost {
+        settings,
+        plugin_path: plugin_path.clone(),
+        current: Mutex::new(Some(conn)),
+        config_defs: Mutex::new(Default::default()),
+    });
+    let builtin: Vec<String> = registry
+        .connector_plugins()
+        .into_iter()
+        .map(|p| p.class)
+        .collect();
+    let mut count = 0;
+    for plugin in scan["plugins"].as_array().into_iter().flatten() {
+        let text = |k: &str| plugin[k].as_str().unwrap_or_default().to_owned();
+        let class = text("class");
+        if builtin.contains(&class) {
+            tracing::warn!(class = %class, "plugin.path: a Java connector has the name of a built-in one; the built-in one is used");
+            continue;
+        }
+        let desc = PluginDesc {
+            class: leak(&class),
+            aliases: &[],
+            version: leak(&text("version")),
+            task_class: leak(&text("taskClass")),
+            task_aliases: &[],
+        };
+        match text("type").as_str() {
+            "source" => {
+                let host = Arc::clone(&host);
+                let d = desc.clone();
+                registry.register_source_factory(
+                    desc,
+                    Arc::new(move || Box::new(connector::JavaSourceConnector::new(&host, &d))),
+                );
+                count += 1;
+            }
+            other => {
+                tracing::warn!(class = %class, kind = other, location = %text("location"),
+                    "plugin.path: Java {other} connectors do not run on this worker yet; not registered");
+            }
+        }
+        tracing::info!(class = %class, version = %text("version"), location = %text("location"), "plugin.path: found Java connector");
+    }
+    tracing::info!(
+        connectors = count,
+        java = %hello["java.version"].as_str().unwrap_or_default(),
+        kafka_clients = %hello["kafka.version"].as_str().unwrap_or_default(),
+        "Java plugins from plugin.path are available"
+    );
+    Ok(Some(host))
+}
+
+/// Plugin names live as long as the worker (discovered once, at start-up).
+fn leak(s: &str) -> &'static str {
+    Box::leak(s.to_owned().into_boxed_str())
+}
+
+/// The Java value of a `Value` map, for request bodies.
+fn config_json(config: &connect_api::ConfigMap) -> Value {
+    Value::Object(
+        config
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect(),
+    )
+}

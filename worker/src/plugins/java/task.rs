@@ -1,0 +1,196 @@
+//! A Java source task as a [`SourceTask`]: `poll` asks the host for the records the Java
+//! task's `poll` returned; `commit_record` and `commit` are passed on in order.
+//!
+//! # Guarantees
+//!
+//! - Records reach the runtime exactly as the Java task built them (Apache's JsonConverter
+//!   envelope, read by this workspace's JsonConverter), with their source partition and offset
+//!   as Apache's offset writer would store them; the runtime converts, transforms and produces
+//!   them, at-least-once or in transactions, as for a compiled-in task.
+//! - `commitRecord` gets the Java record object `poll` returned (the host keeps it until then),
+//!   found here by source partition and offset in the order records were polled.
+//! - Cancellation: while a `poll` is in flight, the task's cancellation calls the Java task's
+//!   `stop()` at once (from another thread, as Apache's worker does), so a blocked `poll`
+//!   returns; the runtime's later `stop` does not call it again.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use connect_api::connector::{RecordMetadata, SourceTask};
+use connect_api::converter::JsonConverter;
+use connect_api::{
+    ConfigMap, ConnectError, Result, SourceOffset, SourcePartition, SourceRecord, SourceTaskContext,
+};
+use serde_json::json;
+
+use super::connector::instance_id;
+use super::host::{Connection, Hooks};
+use super::{JavaHost, config_json, convert};
+
+struct Running {
+    conn: Arc<Connection>,
+    instance: String,
+    ctx: SourceTaskContext,
+    /// Polled records not yet acknowledged: host sequence number, source partition and offset.
+    polled: VecDeque<(u64, SourcePartition, Option<SourceOffset>)>,
+}
+
+pub(super) struct JavaSourceTask {
+    host: Arc<JavaHost>,
+    class: &'static str,
+    version: String,
+    json: JsonConverter,
+    running: Option<Running>,
+}
+
+impl JavaSourceTask {
+    pub(super) fn new(host: Arc<JavaHost>, class: &'static str, version: &str) -> Self {
+        Self {
+            host,
+            class,
+            version: version.to_owned(),
+            json: JsonConverter::new(true),
+            running: None,
+        }
+    }
+
+    fn what(&self, call: &str) -> String {
+        format!("{call} of Java task {}", self.class)
+    }
+
+    fn running(&self, call: &str) -> Result<&Running> {
+        self.running
+            .as_ref()
+            .ok_or_else(|| ConnectError::fatal(format!("{}: not started", self.what(call))))
+    }
+}
+
+#[async_trait]
+impl SourceTask for JavaSourceTask {
+    fn version(&self) -> String {
+        self.version.clone()
+    }
+
+    async fn start(&mut self, ctx: SourceTaskContext, config: ConfigMap) -> Result<()> {
+        let what = self.what("start");
+        let conn = self
+            .host
+            .connection()
+            .await
+            .map_err(|e| e.into_connect(&what))?;
+        let instance = instance_id("task");
+        conn.set_hooks(&instance, Hooks::Task(ctx.clone()));
+        let started = conn
+            .call(
+                "task.start",
+                json!({"instance": instance, "class": self.class, "config": config_json(&config)}),
+            )
+            .await;
+        self.running = Some(Running {
+            conn,
+            instance,
+            ctx,
+            polled: VecDeque::new(),
+        });
+        let answer = started.map_err(|e| e.into_connect(&what))?;
+        if let Some(v) = answer["version"].as_str() {
+            self.version = v.to_owned();
+        }
+        Ok(())
+    }
+
+    async fn poll(&mut self) -> Result<Vec<SourceRecord>> {
+        let what = self.what("poll");
+        let running = self.running("poll")?;
+        let (conn, instance) = (Arc::clone(&running.conn), running.instance.clone());
+        let cancellation = running.ctx.cancellation.clone();
+        let call = conn.call("task.poll", json!({"instance": instance}));
+        tokio::pin!(call);
+        let answer = tokio::select! {
+            answer = &mut call => answer,
+            () = cancellation.cancelled() => {
+                let _ = conn.notify("task.signalStop", json!({"instance": instance}));
+                call.await
+            }
+        }
+        .map_err(|e| e.into_connect(&what))?;
+        let mut records = Vec::new();
+        for r in answer["records"].as_array().into_iter().flatten() {
+            let (seq, record) = convert::source_record(&self.json, r).map_err(|e| {
+                ConnectError::fatal(format!("{what}: a record did not convert: {e}"))
+            })?;
+            records.push((seq, record));
+        }
+        let Some(running) = self.running.as_mut() else {
+            return Ok(Vec::new());
+        };
+        Ok(records
+            .into_iter()
+            .map(|(seq, record)| {
+                running.polled.push_back((
+                    seq,
+                    record.source_partition.clone(),
+                    record.source_offset.clone(),
+                ));
+                record
+            })
+            .collect())
+    }
+
+    fn commit_record_reads_data(&self) -> bool {
+        false
+    }
+
+    fn commit_record(
+        &mut self,
+        record: &SourceRecord,
+        metadata: Option<&RecordMetadata>,
+    ) -> Result<()> {
+        let Some(running) = self.running.as_mut() else {
+            return Ok(());
+        };
+        let Some(at) = running
+            .polled
+            .iter()
+            .position(|(_, p, o)| *p == record.source_partition && *o == record.source_offset)
+        else {
+            return Ok(());
+        };
+        let (seq, _, _) = running.polled.remove(at).expect("position is in range");
+        let metadata = metadata.map(|m| {
+            json!({"topic": m.topic, "partition": m.partition, "offset": m.offset, "timestamp": m.timestamp})
+        });
+        running
+            .conn
+            .notify(
+                "task.commitRecord",
+                json!({"instance": running.instance, "seq": seq, "metadata": metadata}),
+            )
+            .map_err(|e| e.into_connect(&format!("commitRecord of Java task {}", self.class)))
+    }
+
+    async fn commit(&mut self) -> Result<()> {
+        let what = self.what("commit");
+        let running = self.running("commit")?;
+        running
+            .conn
+            .call("task.commit", json!({"instance": running.instance}))
+            .await
+            .map(|_| ())
+            .map_err(|e| e.into_connect(&what))
+    }
+
+    async fn stop(&mut self) -> Result<()> {
+        let Some(running) = self.running.take() else {
+            return Ok(());
+        };
+        let what = self.what("stop");
+        let stopped = running
+            .conn
+            .call("task.stop", json!({"instance": running.instance}))
+            .await;
+        running.conn.remove_hooks(&running.instance);
+        stopped.map(|_| ()).map_err(|e| e.into_connect(&what))
+    }
+}
