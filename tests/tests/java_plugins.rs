@@ -391,3 +391,103 @@ async fn plugin_path_without_java_refuses_to_start_naming_it() {
         "{log}"
     );
 }
+
+/// The pids of `parent`'s children running the plugin host.
+fn plugin_hosts_of(parent: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // pid (comm) state ppid ...: the fields after the last ')'.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<i32>().ok());
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if ppid == Some(parent)
+            && String::from_utf8_lossy(&cmdline).contains("io.connectrs.pluginhost.PluginHost")
+        {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s.rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+    })
+}
+
+/// A killed JVM fails the task it ran (FAILED, saying so), the worker keeps serving, a restart
+/// gets a new JVM; and the JVM does not outlive a SIGKILLed worker.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_jvm_fails_its_tasks_not_the_worker_and_dies_with_the_worker() {
+    let mut w = spec("java-kill")
+        .set("auto.restart.enable", "false")
+        .start_worker()
+        .await;
+    let worker_pid = w.pid().expect("worker pid");
+    let hosts = plugin_hosts_of(worker_pid);
+    assert_eq!(hosts.len(), 1, "one plugin host: {hosts:?}");
+    let table = unique_table("java_kill");
+    let name = unique("java-kill");
+    let slot = name.replace('-', "_");
+    let prefix = unique_table("javakill");
+    let db = pool().await;
+    sqlx::raw_sql(&SCHEMA_SQL.replace("TBL", &table))
+        .execute(&db)
+        .await
+        .expect("create the tables");
+    create_connector(&w, &name, debezium_config(&prefix, &slot, &table)).await;
+    eventually(Duration::from_secs(90), "the task running", || {
+        running_tasks(&w, &name, 1)
+    })
+    .await;
+
+    let _ = Command::new("kill")
+        .arg("-KILL")
+        .arg(hosts[0].to_string())
+        .status();
+    let task = eventually(Duration::from_secs(30), "the task FAILED", || async {
+        let status = w.get(&format!("/connectors/{name}/status")).await.ok()?;
+        (status["tasks"][0]["state"] == "FAILED").then(|| status["tasks"][0].clone())
+    })
+    .await;
+    let trace = task["trace"].as_str().unwrap_or_default();
+    assert!(
+        trace.contains("the Java plugin host exited"),
+        "the trace says why: {task}"
+    );
+    assert!(w.get("/").await.is_ok(), "the worker still serves");
+
+    // A restart starts a new JVM and the task runs again.
+    let (status, body) = w
+        .send("POST", &format!("/connectors/{name}/tasks/0/restart"), None)
+        .await;
+    assert!(status < 300, "{status} {body}");
+    eventually(Duration::from_secs(90), "the task running again", || {
+        running_tasks(&w, &name, 1)
+    })
+    .await;
+    let hosts = plugin_hosts_of(worker_pid);
+    assert_eq!(hosts.len(), 1, "a new plugin host: {hosts:?}");
+
+    // SIGKILL the worker: its JVM exits too.
+    w.kill9();
+    eventually(
+        Duration::from_secs(15),
+        "the JVM gone with its worker",
+        || async { (!alive(hosts[0])).then_some(()) },
+    )
+    .await;
+    drop_slot_and_publication(&db, &slot).await;
+    let _ = sqlx::raw_sql(&format!(
+        "DROP TABLE IF EXISTS {table}, {table}_full; DROP TYPE IF EXISTS {table}_mood"
+    ))
+    .execute(&db)
+    .await;
+}
