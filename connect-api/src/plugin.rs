@@ -139,6 +139,8 @@ impl TaskInstance {
 #[derive(Clone, Default)]
 pub struct PluginRegistry {
     entries: Vec<Entry>,
+    /// Classes known to exist (e.g. found in `plugin.path`) that this worker cannot run, and why.
+    refused: Vec<(String, String)>,
 }
 
 impl fmt::Debug for PluginRegistry {
@@ -203,6 +205,22 @@ impl PluginRegistry {
         self
     }
 
+    /// Records a class that exists but cannot run here (a Java sink connector, a Java converter
+    /// or transformation of `plugin.path`): naming it is an error saying `reason`.
+    pub fn refuse(&mut self, class: impl Into<String>, reason: impl Into<String>) -> &mut Self {
+        self.refused.push((class.into(), reason.into()));
+        self
+    }
+
+    /// Why `name` (a class name or simple name) cannot run here, if it is a refused class.
+    pub fn refusal(&self, name: &str) -> Option<&str> {
+        let name = name.trim();
+        self.refused
+            .iter()
+            .find(|(class, _)| class == name || names_match(class, name))
+            .map(|(_, reason)| reason.as_str())
+    }
+
     /// What `GET /connector-plugins` lists (connectors only), sorted by class as Connect does.
     pub fn connector_plugins(&self) -> Vec<PluginInfo> {
         let mut out: Vec<PluginInfo> = self
@@ -260,6 +278,10 @@ impl PluginRegistry {
             n.extend_from_slice(e.desc.aliases);
             n
         })
+        .map_err(|e| match self.refusal(name) {
+            Some(reason) => ConnectError::config(reason.to_owned()),
+            None => e,
+        })
     }
 
     /// The description of the connector `name` resolves to.
@@ -289,5 +311,27 @@ impl PluginRegistry {
             Factory::Source(f) => TaskInstance::Source(f().create_task()),
             Factory::Sink(f) => TaskInstance::Sink(f().create_task()),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_class_is_an_error_naming_why() {
+        let mut r = PluginRegistry::new();
+        r.refuse("com.example.JdbcSinkConnector", "not here yet");
+        assert_eq!(r.refusal("JdbcSink"), Some("not here yet"));
+        assert_eq!(
+            r.refusal("com.example.JdbcSinkConnector"),
+            Some("not here yet")
+        );
+        assert_eq!(r.refusal("Other"), None);
+        let Err(e) = r.create_connector("com.example.JdbcSinkConnector") else {
+            panic!("a refused class does not instantiate");
+        };
+        assert_eq!(e.message(), "not here yet");
+        assert!(r.create_connector("Other").is_err());
     }
 }

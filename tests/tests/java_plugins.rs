@@ -218,6 +218,33 @@ async fn debezium_is_listed_with_its_version_config_and_validation() {
     };
     assert!(!errors("topic.prefix").is_empty(), "{body}");
     assert!(!errors("database.port").is_empty(), "{body}");
+
+    // A transformation of plugin.path (Debezium's) does not run here yet: its key says so.
+    let mut with_smt = good.clone();
+    with_smt["transforms"] = json!("unwrap");
+    with_smt["transforms.unwrap.type"] = json!("io.debezium.transforms.ExtractNewRecordState");
+    let (status, body) = w
+        .send(
+            "PUT",
+            &format!("/connector-plugins/{DEBEZIUM}/config/validate"),
+            Some(with_smt),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let smt_errors: Vec<String> = body["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["value"]["name"] == "transforms.unwrap.type")
+        .flat_map(|c| c["value"]["errors"].as_array().cloned().unwrap_or_default())
+        .filter_map(|e| e.as_str().map(str::to_owned))
+        .collect();
+    assert!(
+        smt_errors
+            .iter()
+            .any(|e| e.contains("found in plugin.path") && e.contains("cannot be used")),
+        "{smt_errors:?}"
+    );
 }
 
 /// Deletes the connector, then drops its slot and publication and the tables.

@@ -171,13 +171,14 @@ fn find_host_dir() -> Result<PathBuf, JavaPluginError> {
     let mut tried = Vec::new();
     if let Some(dir) = std::env::var_os(PLUGIN_HOST_DIR_ENV).filter(|d| !d.is_empty()) {
         tried.push(PathBuf::from(dir));
-    } else if let Ok(exe) = std::env::current_exe() {
-        if let Some(bin) = exe.parent() {
-            tried.push(bin.join("plugin-host"));
-            tried.push(bin.join("../share/connect-worker/plugin-host"));
-            for up in bin.ancestors().skip(1).take(4) {
-                tried.push(up.join(".local/plugin-host"));
-            }
+    } else if let Some(bin) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(Path::to_path_buf))
+    {
+        tried.push(bin.join("plugin-host"));
+        tried.push(bin.join("../share/connect-worker/plugin-host"));
+        for up in bin.ancestors().skip(1).take(4) {
+            tried.push(up.join(".local/plugin-host"));
         }
     }
     tried
@@ -281,9 +282,25 @@ pub async fn install(
             other => {
                 tracing::warn!(class = %class, kind = other, location = %text("location"),
                     "plugin.path: Java {other} connectors do not run on this worker yet; not registered");
+                registry.refuse(
+                    &class,
+                    not_yet(&class, &format!("{other} connector"), &text("location")),
+                );
+                continue;
             }
         }
         tracing::info!(class = %class, version = %text("version"), location = %text("location"), "plugin.path: found Java connector");
+    }
+    for other in scan["others"].as_array().into_iter().flatten() {
+        let text = |k: &str| other[k].as_str().unwrap_or_default().to_owned();
+        let (class, kind) = (text("class"), text("type").replace('_', " "));
+        // The built-in Rust ones keep serving Apache's class names.
+        if connect_api::converter::converter_for_class(&class).is_ok()
+            || connect_transforms::registry::find(&class).is_some()
+        {
+            continue;
+        }
+        registry.refuse(&class, not_yet(&class, &kind, &text("location")));
     }
     tracing::info!(
         connectors = count,
@@ -292,6 +309,13 @@ pub async fn install(
         "Java plugins from plugin.path are available"
     );
     Ok(Some(host))
+}
+
+/// What naming a class of `plugin.path` that does not run here yet answers.
+fn not_yet(class: &str, kind: &str, location: &str) -> String {
+    format!(
+        "{class} (a Java {kind} found in plugin.path at {location}) cannot be used: this worker runs Java source connectors from plugin.path, not yet Java sink connectors, converters, transformations or predicates"
+    )
 }
 
 /// Plugin names live as long as the worker (discovered once, at start-up).

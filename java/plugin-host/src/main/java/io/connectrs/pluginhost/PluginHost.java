@@ -353,6 +353,13 @@ public final class PluginHost {
             p.put("taskClass", found.taskClass());
             p.put("location", found.loader().location());
         }
+        ArrayNode others = r.putArray("others");
+        for (String[] o : scanner.others) {
+            ObjectNode n = others.addObject();
+            n.put("class", o[0]);
+            n.put("type", o[1]);
+            n.put("location", o[2]);
+        }
         ArrayNode errors = r.putArray("errors");
         scanner.errors.forEach(errors::add);
         return r;

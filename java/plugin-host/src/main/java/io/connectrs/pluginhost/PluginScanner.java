@@ -38,6 +38,8 @@ final class PluginScanner {
                  PluginClassLoader loader) {}
 
     final List<Found> found = new ArrayList<>();
+    /** Converters, header converters, transformations and predicates: class, type, location. */
+    final List<String[]> others = new ArrayList<>();
     final List<String> errors = new ArrayList<>();
 
     void scan(List<String> pluginPath) {
@@ -103,6 +105,10 @@ final class PluginScanner {
         if (!manifests) {
             reflectiveScan(loader, urls);
         }
+        listServices(loader, org.apache.kafka.connect.storage.Converter.class, "converter");
+        listServices(loader, org.apache.kafka.connect.storage.HeaderConverter.class, "header_converter");
+        listServices(loader, org.apache.kafka.connect.transforms.Transformation.class, "transformation");
+        listServices(loader, org.apache.kafka.connect.transforms.predicates.Predicate.class, "predicate");
         log.info("plugin {}: {} connector(s)", location, found.size() - before);
     }
 
@@ -128,6 +134,24 @@ final class PluginScanner {
             add(loader, provider.type(), type);
         }
         return any;
+    }
+
+    /** Classes of the plugin's manifests for `kind`, without instantiating them. */
+    private void listServices(PluginClassLoader loader, Class<?> kind, String type) {
+        var it = ServiceLoader.load(kind, loader).stream().iterator();
+        while (true) {
+            try {
+                if (!it.hasNext()) {
+                    return;
+                }
+                Class<?> klass = it.next().type();
+                if (klass.getClassLoader() == loader) {
+                    others.add(new String[] {klass.getName(), type, loader.location()});
+                }
+            } catch (Throwable t) {
+                errors.add("plugin " + loader.location() + ": a " + type + " manifest names a class that does not load: " + t);
+            }
+        }
     }
 
     private void reflectiveScan(PluginClassLoader loader, List<URL> urls) {
