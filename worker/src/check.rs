@@ -174,9 +174,16 @@ pub async fn run(path: &Path, kafka: bool) -> Report {
     let (mut findings, config) = check_properties(path);
     let mut report = Report::default();
     if let (Some(config), true) = (config, kafka) {
-        let registry = connect_connectors::builtin_plugins();
-        findings.extend(check_cluster(&config, &registry).await);
-        report.cluster_checked = true;
+        let mut registry = connect_connectors::builtin_plugins();
+        // With plugin.path, the Java connectors found there count as start-up would find them
+        // (a JVM runs for the check's duration).
+        match crate::plugins::java::install(&config.raw, &mut registry).await {
+            Ok(_) => {
+                findings.extend(check_cluster(&config, &registry).await);
+                report.cluster_checked = true;
+            }
+            Err(e) => findings.push(Finding::Refused(e.to_string())),
+        }
     }
     report.findings = findings;
     report
