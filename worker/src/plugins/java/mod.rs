@@ -66,6 +66,8 @@ pub struct JavaHost {
     settings: HostSettings,
     plugin_path: Vec<String>,
     current: Mutex<Option<Arc<Connection>>>,
+    /// Held while a new JVM starts, so tasks restarting together share one.
+    respawn: tokio::sync::Mutex<()>,
     config_defs: Mutex<std::collections::HashMap<String, ConfigDef>>,
 }
 
@@ -75,17 +77,16 @@ impl JavaHost {
         if let Some(c) = self.live() {
             return Ok(c);
         }
+        let _one_at_a_time = self.respawn.lock().await;
+        if let Some(c) = self.live() {
+            return Ok(c);
+        }
+        tracing::warn!("the Java plugin host is not running; starting a new one");
         let conn = Connection::spawn(&self.settings)?;
         conn.call("scan", json!({"paths": self.plugin_path}))
             .await?;
-        let mut current = self.current.lock().unwrap_or_else(|e| e.into_inner());
-        match &*current {
-            Some(c) if c.dead().is_none() => Ok(Arc::clone(c)),
-            _ => {
-                *current = Some(Arc::clone(&conn));
-                Ok(conn)
-            }
-        }
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&conn));
+        Ok(conn)
     }
 
     fn live(&self) -> Option<Arc<Connection>> {
@@ -247,6 +248,7 @@ pub async fn install(
         settings,
         plugin_path: plugin_path.clone(),
         current: Mutex::new(Some(conn)),
+        respawn: tokio::sync::Mutex::new(()),
         config_defs: Mutex::new(Default::default()),
     });
     let builtin: Vec<String> = registry
