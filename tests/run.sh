@@ -90,10 +90,11 @@ kafka_pid=$!
 ) &
 pg_pid=$!
 # The Java plugin host (cached in .local/plugin-host) and Debezium's Postgres connector laid out
-# as a plugin.path directory (.local/plugins), for tests/tests/java_plugins.rs: Maven Central,
-# once; both take seconds when cached.
+# as a plugin.path directory (.local/plugins), and the project's own test plugins
+# (.local/test-plugins), for tests/tests/java_plugins.rs: Maven Central, once; seconds when cached.
 (
-  "$root/deploy/plugin-host.sh" build && "$root/tests/cdc/debezium-plugin.sh"
+  "$root/deploy/plugin-host.sh" build && "$root/tests/cdc/debezium-plugin.sh" \
+    && "$root/tests/java-plugins/build.sh"
 ) >"$svc_dir/plugins.out" 2>"$svc_dir/plugins.err" &
 plugins_pid=$!
 

@@ -184,6 +184,15 @@ impl PluginRegistry {
         self
     }
 
+    /// Registers a sink connector made by `factory` (e.g. a Java plugin's adapter).
+    pub fn register_sink_factory(&mut self, desc: PluginDesc, factory: SinkFactory) -> &mut Self {
+        self.entries.push(Entry {
+            desc,
+            factory: Factory::Sink(factory),
+        });
+        self
+    }
+
     /// Registers a source connector made by `factory` (e.g. a Java plugin's adapter).
     pub fn register_source_factory(
         &mut self,

@@ -55,18 +55,21 @@ fn run_script(script: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
-/// The plugin.path holding Debezium (fetched once), with the plugin host built.
-fn plugin_path() -> &'static PathBuf {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
+/// The plugin.path: the directory holding Debezium (fetched once) and the one of the project's
+/// own test plugins (tests/java-plugins), with the plugin host built.
+fn plugin_path() -> &'static String {
+    static PATH: OnceLock<String> = OnceLock::new();
     PATH.get_or_init(|| {
         run_script("deploy/plugin-host.sh", &["build"]);
-        PathBuf::from(run_script("tests/cdc/debezium-plugin.sh", &[]))
+        let debezium = PathBuf::from(run_script("tests/cdc/debezium-plugin.sh", &[]));
+        let own = PathBuf::from(run_script("tests/java-plugins/build.sh", &[]));
+        format!("{}, {}", debezium.display(), own.display())
     })
 }
 
 fn spec(prefix: &str) -> ClusterSpec {
     let path = tokio::task::block_in_place(plugin_path);
-    ClusterSpec::new(prefix).set("plugin.path", &path.display().to_string())
+    ClusterSpec::new(prefix).set("plugin.path", path)
 }
 
 /// Debezium's `database.*` keys for the project's PostgreSQL
@@ -727,5 +730,125 @@ async fn debezium_streams_exactly_once_with_killed_and_frozen_workers() {
     println!(
         "{} records; every streamed event exactly once under read_committed",
         records.len()
+    );
+}
+
+/// A Java sink (the project's RecordingSink, tests/java-plugins): records reach its `put` with
+/// their keys, values, headers and offsets; it is opened with its partitions (and sees them as
+/// its assignment), its errant records go to the dead letter queue through the worker's
+/// reporter, the offsets its `preCommit` returns are committed, and deleting the connector
+/// closes and stops it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_java_sink_gets_records_commits_offsets_and_reports_errant_ones() {
+    let spec = spec("java-sink");
+    let w = spec.start_worker().await;
+    let plugins = w.get("/connector-plugins").await.expect("list plugins");
+    assert!(
+        plugins.as_array().unwrap().iter().any(|p| p["class"]
+            == "connectrs.testplugins.RecordingSinkConnector"
+            && p["type"] == "sink"
+            && p["version"] == "1.0-test"),
+        "{plugins}"
+    );
+    let name = unique("java-sink");
+    let topic = unique("java-sink-in");
+    let dlq = format!("{topic}-dlq");
+    kafka::create_topics(&[&topic, &dlq], 2).await;
+    let file = spec.dir.join("sink.txt");
+    let records: Vec<(Option<String>, Option<String>)> = (0..20)
+        .map(|i| {
+            let value = if i == 5 || i == 13 {
+                "poison".to_owned()
+            } else {
+                format!("v{i}")
+            };
+            (Some(format!("k{i}")), Some(value))
+        })
+        .collect();
+    kafka::produce(&topic, records.into_iter()).await;
+    create_connector(
+        &w,
+        &name,
+        json!({
+            "connector.class": "RecordingSink",
+            "tasks.max": "1",
+            "topics": topic,
+            "file": file.display().to_string(),
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.topic.name": dlq,
+            "errors.deadletterqueue.topic.replication.factor": "1",
+        }),
+    )
+    .await;
+    let lines = eventually(
+        Duration::from_secs(60),
+        "18 records in the file",
+        || async {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+            (lines.iter().filter(|l| l.starts_with("RECORD")).count() >= 18).then_some(lines)
+        },
+    )
+    .await;
+    assert_eq!(lines[0], "START", "{lines:?}");
+    let open = format!("OPEN {topic}-0,{topic}-1 assignment={topic}-0,{topic}-1");
+    assert!(lines.contains(&open), "{open} in {lines:?}");
+    let mut values: Vec<String> = lines
+        .iter()
+        .filter(|l| l.starts_with("RECORD"))
+        .map(|l| l.split(" value=").nth(1).unwrap_or_default().to_owned())
+        .collect();
+    values.sort();
+    let mut want: Vec<String> = (0..20)
+        .filter(|i| *i != 5 && *i != 13)
+        .map(|i| format!("v{i}"))
+        .collect();
+    want.sort();
+    assert_eq!(values, want, "each record once, the errant ones not");
+    assert!(
+        lines.iter().any(|l| l.contains(" key=k0 value=v0")),
+        "{lines:?}"
+    );
+
+    // The errant records went to the dead letter queue, through the worker's reporter.
+    let d = dlq.clone();
+    let dead = tokio::task::spawn_blocking(move || {
+        kafka::read_until(
+            &[&d],
+            Isolation::ReadUncommitted,
+            Duration::from_secs(60),
+            |r| r.len() >= 2,
+        )
+    })
+    .await
+    .expect("read the dead letter queue");
+    assert_eq!(dead.len(), 2);
+    assert!(dead.iter().all(|r| r.value.as_deref() == Some("poison")));
+
+    // The offsets preCommit returned are committed: all 20 records.
+    let committed = eventually(Duration::from_secs(60), "20 offsets committed", || async {
+        let o = w.get(&format!("/connectors/{name}/offsets")).await.ok()?;
+        let total: i64 = o["offsets"]
+            .as_array()?
+            .iter()
+            .filter_map(|p| p["offset"]["kafka_offset"].as_i64())
+            .sum();
+        (total == 20).then_some(o)
+    })
+    .await;
+    println!("committed: {committed}");
+
+    let (status, _) = w.send("DELETE", &format!("/connectors/{name}"), None).await;
+    assert!(status < 300);
+    let tail = eventually(Duration::from_secs(30), "CLOSE and STOP", || async {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        text.ends_with("STOP\n").then_some(text)
+    })
+    .await;
+    assert!(
+        tail.contains(&format!("CLOSE {topic}-0,{topic}-1\nSTOP\n")),
+        "{tail}"
     );
 }

@@ -1,4 +1,5 @@
-//! A Java source connector as a [`DynSourceConnector`]: each call runs in the host.
+//! A Java connector as a [`DynSourceConnector`] or [`DynSinkConnector`]: each call runs in the
+//! host.
 //!
 //! Stateless calls (config definition, validation, exactly-once questions) run on a fresh Java
 //! instance of the class, as Apache's herder uses a cached, never-started instance; `start`
@@ -9,9 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use connect_api::connector::{
-    ConnectorTransactionBoundaries, DynSourceConnector, ExactlyOnceSupport, SourceOffsets,
-    SourceTask,
+    ConnectorTransactionBoundaries, DynSinkConnector, DynSourceConnector, ExactlyOnceSupport,
+    SinkTask, SourceOffsets, SourceTask,
 };
+use connect_api::record::TopicPartition;
 use connect_api::{
     ConfigDef, ConfigMap, ConfigValue, ConnectError, ConnectorContext, FileAccess, PluginDesc,
     Result,
@@ -19,6 +21,7 @@ use connect_api::{
 use serde_json::json;
 
 use super::host::{Connection, Hooks};
+use super::sink::JavaSinkTask;
 use super::task::JavaSourceTask;
 use super::{JavaHost, config_json, convert};
 
@@ -29,7 +32,8 @@ pub(super) fn instance_id(kind: &str) -> String {
     format!("{kind}-{}", NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed))
 }
 
-pub(super) struct JavaSourceConnector {
+/// A Java connector of either kind; the kind decides which trait it is registered as.
+pub(super) struct JavaConnector {
     host: Arc<JavaHost>,
     class: &'static str,
     version: &'static str,
@@ -37,7 +41,7 @@ pub(super) struct JavaSourceConnector {
     running: Option<(Arc<Connection>, String)>,
 }
 
-impl JavaSourceConnector {
+impl JavaConnector {
     pub(super) fn new(host: &Arc<JavaHost>, desc: &PluginDesc) -> Self {
         Self {
             host: Arc::clone(host),
@@ -53,8 +57,7 @@ impl JavaSourceConnector {
     }
 }
 
-#[async_trait]
-impl DynSourceConnector for JavaSourceConnector {
+impl JavaConnector {
     fn version(&self) -> String {
         self.version.to_owned()
     }
@@ -146,10 +149,6 @@ impl DynSourceConnector for JavaSourceConnector {
         }
     }
 
-    fn validate_with_files(&self, config: &ConfigMap, _files: &FileAccess) -> Vec<ConfigValue> {
-        self.validate(config)
-    }
-
     fn exactly_once_support(&self, config: &ConfigMap) -> ExactlyOnceSupport {
         let answer = self.host.connection_blocking().and_then(|c| {
             c.call_blocking(
@@ -183,15 +182,88 @@ impl DynSourceConnector for JavaSourceConnector {
             _ => ConnectorTransactionBoundaries::Unsupported,
         }
     }
+}
 
-    async fn alter_offsets(&self, _config: &ConfigMap, _offsets: &SourceOffsets) -> Result<bool> {
-        // Java's alterOffsets is not called yet: framework-managed offsets change, as for a
-        // connector that does not override it.
-        Ok(false)
+/// Java's alterOffsets is not called yet: framework-managed offsets change, as for a connector
+/// that does not override it.
+const ALTER_OFFSETS_ACKNOWLEDGED: bool = false;
+
+#[async_trait]
+impl DynSourceConnector for JavaConnector {
+    fn version(&self) -> String {
+        JavaConnector::version(self)
     }
-
+    fn config_def(&self) -> ConfigDef {
+        JavaConnector::config_def(self)
+    }
+    async fn start(&mut self, ctx: ConnectorContext, config: ConfigMap) -> Result<()> {
+        JavaConnector::start(self, ctx, config).await
+    }
+    fn task_configs(&self, max_tasks: usize) -> Result<Vec<ConfigMap>> {
+        JavaConnector::task_configs(self, max_tasks)
+    }
+    async fn stop(&mut self) -> Result<()> {
+        JavaConnector::stop(self).await
+    }
+    fn validate(&self, config: &ConfigMap) -> Vec<ConfigValue> {
+        JavaConnector::validate(self, config)
+    }
+    fn validate_with_files(&self, config: &ConfigMap, _files: &FileAccess) -> Vec<ConfigValue> {
+        JavaConnector::validate(self, config)
+    }
+    fn exactly_once_support(&self, config: &ConfigMap) -> ExactlyOnceSupport {
+        JavaConnector::exactly_once_support(self, config)
+    }
+    fn can_define_transaction_boundaries(
+        &self,
+        config: &ConfigMap,
+    ) -> ConnectorTransactionBoundaries {
+        JavaConnector::can_define_transaction_boundaries(self, config)
+    }
+    async fn alter_offsets(&self, _config: &ConfigMap, _offsets: &SourceOffsets) -> Result<bool> {
+        Ok(ALTER_OFFSETS_ACKNOWLEDGED)
+    }
     fn create_task(&self) -> Box<dyn SourceTask> {
         Box::new(JavaSourceTask::new(
+            Arc::clone(&self.host),
+            self.task_class,
+            self.version,
+        ))
+    }
+}
+
+#[async_trait]
+impl DynSinkConnector for JavaConnector {
+    fn version(&self) -> String {
+        JavaConnector::version(self)
+    }
+    fn config_def(&self) -> ConfigDef {
+        JavaConnector::config_def(self)
+    }
+    async fn start(&mut self, ctx: ConnectorContext, config: ConfigMap) -> Result<()> {
+        JavaConnector::start(self, ctx, config).await
+    }
+    fn task_configs(&self, max_tasks: usize) -> Result<Vec<ConfigMap>> {
+        JavaConnector::task_configs(self, max_tasks)
+    }
+    async fn stop(&mut self) -> Result<()> {
+        JavaConnector::stop(self).await
+    }
+    fn validate(&self, config: &ConfigMap) -> Vec<ConfigValue> {
+        JavaConnector::validate(self, config)
+    }
+    fn validate_with_files(&self, config: &ConfigMap, _files: &FileAccess) -> Vec<ConfigValue> {
+        JavaConnector::validate(self, config)
+    }
+    async fn alter_offsets(
+        &self,
+        _config: &ConfigMap,
+        _offsets: &[(TopicPartition, Option<i64>)],
+    ) -> Result<bool> {
+        Ok(ALTER_OFFSETS_ACKNOWLEDGED)
+    }
+    fn create_task(&self) -> Box<dyn SinkTask> {
+        Box::new(JavaSinkTask::new(
             Arc::clone(&self.host),
             self.task_class,
             self.version,

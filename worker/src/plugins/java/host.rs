@@ -31,7 +31,8 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use connect_api::{ConnectError, ConnectorContext, SourceTaskContext};
+use connect_api::record::{SinkRecord, TopicPartition};
+use connect_api::{ConnectError, ConnectorContext, SinkTaskContext, SourceTaskContext};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
@@ -94,6 +95,12 @@ impl HostError {
 pub(crate) enum Hooks {
     Connector(ConnectorContext),
     Task(SourceTaskContext),
+    /// A sink task: its context, and the batch its `put` in flight holds (errant records
+    /// are reported by their place in it).
+    Sink {
+        ctx: SinkTaskContext,
+        batch: Arc<Mutex<Vec<SinkRecord>>>,
+    },
 }
 
 type Reply = Result<Value, HostError>;
@@ -306,6 +313,76 @@ impl Connection {
                     trace: e["trace"].as_str().unwrap_or_default().to_owned(),
                 };
                 ctx.raise_error(err.into_connect("the connector"));
+            }
+            ("sinkContext", Some(Hooks::Sink { ctx, .. })) => {
+                let partitions = |list: &Value| -> Vec<TopicPartition> {
+                    list.as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|p| {
+                            let partition = i32::try_from(p["partition"].as_i64()?).ok()?;
+                            Some(TopicPartition::new(p["topic"].as_str()?, partition))
+                        })
+                        .collect()
+                };
+                match frame["action"].as_str().unwrap_or_default() {
+                    "offset" => {
+                        let offsets: Vec<(TopicPartition, i64)> = frame["offsets"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|o| {
+                                let partition = i32::try_from(o["partition"].as_i64()?).ok()?;
+                                Some((
+                                    TopicPartition::new(o["topic"].as_str()?, partition),
+                                    o["offset"].as_i64()?,
+                                ))
+                            })
+                            .collect();
+                        ctx.reset_offsets(&offsets);
+                    }
+                    "timeout" => ctx.set_timeout(std::time::Duration::from_millis(
+                        frame["ms"].as_u64().unwrap_or(0),
+                    )),
+                    "pause" => ctx.pause(&partitions(&frame["partitions"])),
+                    "resume" => ctx.resume(&partitions(&frame["partitions"])),
+                    "requestCommit" => ctx.request_commit(),
+                    other => tracing::warn!(action = other, "unknown sink task context request"),
+                }
+            }
+            ("errantRecord", Some(Hooks::Sink { ctx, batch })) => {
+                let record = frame["index"]
+                    .as_u64()
+                    .and_then(|i| usize::try_from(i).ok())
+                    .and_then(|i| {
+                        batch
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .get(i)
+                            .cloned()
+                    });
+                let e = &frame["error"];
+                let error = ConnectError::data(format!(
+                    "{}: {}",
+                    e["class"].as_str().unwrap_or_default(),
+                    e["message"].as_str().unwrap_or_default()
+                ))
+                .with_source(JavaTrace(
+                    e["trace"].as_str().unwrap_or_default().to_owned(),
+                ));
+                let conn = Arc::clone(self);
+                self.runtime.spawn(async move {
+                    let outcome = match (record, ctx.errant_record_reporter()) {
+                        (Some(record), Some(reporter)) => reporter
+                            .report(&record, &error)
+                            .await
+                            .map(|()| Value::Null)
+                            .map_err(|e| e.to_string()),
+                        (None, _) => Err("the reported record is not one of the batch".into()),
+                        (_, None) => Err("no errant record reporter: errors.tolerance and the dead letter queue are off".into()),
+                    };
+                    conn.reply(id, outcome);
+                });
             }
             (op, _) => {
                 tracing::warn!(

@@ -6,7 +6,7 @@
 //!               v
 //!  find java (JAVA_HOME, PATH) and the host (deploy/plugin-host.sh build)
 //!  start the host ── "scan" plugin.path ──> connector classes, versions, task classes
-//!  register each in the PluginRegistry: JavaSourceConnector / JavaSourceTask adapters
+//!  register each in the PluginRegistry: JavaConnector, JavaSourceTask / JavaSinkTask adapters
 //! ```
 //!
 //! The adapters implement the same traits as the compiled-in connectors, so the herder, REST
@@ -19,12 +19,13 @@
 //! - `connector`, `task`: the adapters.
 //! - `convert`: Java `ConfigDef`s, `ConfigValue`s and records into this workspace's types.
 //!
-//! Not yet: Java sink connectors, and Java converters, transforms and predicates named in
-//! configs: a Java sink connector is listed but refused at validation and start (docs/java-plugins.md).
+//! Not yet: Java converters, transformations and predicates named in configs: such a class found
+//! in plugin.path is refused by name ([`PluginRegistry::refuse`]).
 
 mod connector;
 mod convert;
 pub mod host;
+mod sink;
 mod task;
 
 use std::path::{Path, PathBuf};
@@ -277,7 +278,16 @@ pub async fn install(
                 let d = desc.clone();
                 registry.register_source_factory(
                     desc,
-                    Arc::new(move || Box::new(connector::JavaSourceConnector::new(&host, &d))),
+                    Arc::new(move || Box::new(connector::JavaConnector::new(&host, &d))),
+                );
+                count += 1;
+            }
+            "sink" => {
+                let host = Arc::clone(&host);
+                let d = desc.clone();
+                registry.register_sink_factory(
+                    desc,
+                    Arc::new(move || Box::new(connector::JavaConnector::new(&host, &d))),
                 );
                 count += 1;
             }
@@ -316,7 +326,7 @@ pub async fn install(
 /// What naming a class of `plugin.path` that does not run here yet answers.
 fn not_yet(class: &str, kind: &str, location: &str) -> String {
     format!(
-        "{class} (a Java {kind} found in plugin.path at {location}) cannot be used: this worker runs Java source connectors from plugin.path, not yet Java sink connectors, converters, transformations or predicates"
+        "{class} (a Java {kind} found in plugin.path at {location}) cannot be used: this worker runs Java connectors from plugin.path, not yet Java converters, transformations or predicates"
     )
 }
 

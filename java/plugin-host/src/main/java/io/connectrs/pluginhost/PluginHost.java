@@ -29,6 +29,7 @@ import org.apache.kafka.connect.connector.Connector;
 import org.apache.kafka.connect.connector.ConnectorContext;
 import org.apache.kafka.connect.source.ConnectorTransactionBoundaries;
 import org.apache.kafka.connect.source.ExactlyOnceSupport;
+import org.apache.kafka.connect.sink.SinkTask;
 import org.apache.kafka.connect.source.SourceConnector;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.apache.kafka.connect.source.SourceTask;
@@ -58,6 +59,7 @@ public final class PluginHost {
 
     private final Protocol protocol;
     private final RecordCodec codec = new RecordCodec();
+    private final SinkTasks sinks;
     private final ExecutorService shared = Executors.newCachedThreadPool(daemon("plugin-host-call"));
     private final Map<String, PluginScanner.Found> connectors = new ConcurrentHashMap<>();
     private final Map<String, PluginScanner.Found> tasks = new ConcurrentHashMap<>();
@@ -72,6 +74,7 @@ public final class PluginHost {
         final Map<Long, SourceRecord> inFlight = new HashMap<>();
         long seq;
         final AtomicBoolean stopped = new AtomicBoolean();
+        final SinkTasks.State sink = new SinkTasks.State();
 
         Instance(String id, ClassLoader loader) {
             this.id = id;
@@ -82,6 +85,7 @@ public final class PluginHost {
 
     private PluginHost(Protocol protocol) {
         this.protocol = protocol;
+        this.sinks = new SinkTasks(protocol);
     }
 
     private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -324,6 +328,80 @@ public final class PluginHost {
                     try {
                         if (i.plugin != null && i.stopped.compareAndSet(false, true)) {
                             ((SourceTask) i.plugin).stop();
+                        }
+                    } finally {
+                        instances.remove(i.id);
+                        i.thread.shutdown();
+                    }
+                    return NullNode.getInstance();
+                });
+            }
+            case "sink.start" -> {
+                String taskClass = f.path("class").asText();
+                PluginScanner.Found c = tasks.get(taskClass);
+                if (c == null) {
+                    throw new IllegalArgumentException("no task class " + taskClass + " in plugin.path");
+                }
+                Instance i = new Instance(f.path("instance").asText(), c.loader());
+                instances.put(i.id, i);
+                Map<String, String> config = RecordCodec.stringMap(f.get("config"));
+                boolean reporter = f.path("errantRecordReporter").asBoolean(false);
+                submit(i.thread, i.loader, id, () -> {
+                    SinkTask task = (SinkTask) Class.forName(taskClass, true, c.loader())
+                            .getDeclaredConstructor().newInstance();
+                    i.plugin = task;
+                    task.initialize(sinks.context(i.id, config, i.sink, reporter));
+                    task.start(config);
+                    ObjectNode r = Protocol.MAPPER.createObjectNode();
+                    r.put("version", String.valueOf(task.version()));
+                    return r;
+                });
+            }
+            case "sink.open", "sink.close" -> {
+                Instance i = instance(f);
+                List<org.apache.kafka.common.TopicPartition> tps = SinkTasks.partitions(f.get("partitions"));
+                boolean open = op.equals("sink.open");
+                submit(i.thread, i.loader, id, () -> {
+                    synchronized (i.sink.assignment) {
+                        if (open) {
+                            i.sink.assignment.addAll(tps);
+                        }
+                    }
+                    if (open) {
+                        ((SinkTask) i.plugin).open(tps);
+                    } else {
+                        ((SinkTask) i.plugin).close(tps);
+                        synchronized (i.sink.assignment) {
+                            tps.forEach(i.sink.assignment::remove);
+                        }
+                    }
+                    return NullNode.getInstance();
+                });
+            }
+            case "sink.put" -> {
+                Instance i = instance(f);
+                submit(i.thread, i.loader, id, () -> {
+                    sinks.put((SinkTask) i.plugin, i.sink, f.get("records"));
+                    return NullNode.getInstance();
+                });
+            }
+            case "sink.flush" -> {
+                Instance i = instance(f);
+                submit(i.thread, i.loader, id, () -> {
+                    SinkTasks.flush((SinkTask) i.plugin, f.get("offsets"));
+                    return NullNode.getInstance();
+                });
+            }
+            case "sink.preCommit" -> {
+                Instance i = instance(f);
+                submit(i.thread, i.loader, id, () -> SinkTasks.preCommit((SinkTask) i.plugin, f.get("offsets")));
+            }
+            case "sink.stop" -> {
+                Instance i = instance(f);
+                submit(i.thread, i.loader, id, () -> {
+                    try {
+                        if (i.plugin != null && i.stopped.compareAndSet(false, true)) {
+                            ((SinkTask) i.plugin).stop();
                         }
                     } finally {
                         instances.remove(i.id);

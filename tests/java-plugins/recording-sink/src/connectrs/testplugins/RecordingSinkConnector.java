@@ -1,0 +1,55 @@
+package connectrs.testplugins;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.connect.connector.Task;
+import org.apache.kafka.connect.sink.SinkConnector;
+
+/**
+ * A Java sink plugin for the worker's tests (tests/tests/java_plugins.rs): its task appends what
+ * it is given to a file — OPEN/CLOSE of partitions, each record flushed, STOP — and reports the
+ * records whose value is {@code fail.on} as errant.
+ */
+public class RecordingSinkConnector extends SinkConnector {
+    static final ConfigDef CONFIG = new ConfigDef()
+            .define("file", ConfigDef.Type.STRING, ConfigDef.NO_DEFAULT_VALUE, ConfigDef.Importance.HIGH,
+                    "The file the task appends to.")
+            .define("fail.on", ConfigDef.Type.STRING, "poison", ConfigDef.Importance.LOW,
+                    "Records with this value are reported as errant.");
+
+    private Map<String, String> props;
+
+    @Override
+    public String version() {
+        return "1.0-test";
+    }
+
+    @Override
+    public void start(Map<String, String> props) {
+        this.props = props;
+    }
+
+    @Override
+    public Class<? extends Task> taskClass() {
+        return RecordingSinkTask.class;
+    }
+
+    @Override
+    public List<Map<String, String>> taskConfigs(int maxTasks) {
+        List<Map<String, String>> out = new ArrayList<>();
+        out.add(props);
+        return out;
+    }
+
+    @Override
+    public void stop() {
+    }
+
+    @Override
+    public ConfigDef config() {
+        return CONFIG;
+    }
+}
