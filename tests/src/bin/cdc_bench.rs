@@ -383,6 +383,13 @@ async fn debezium_here(db: &sqlx::PgPool, table: &str, rows: i64, n_changes: i64
         .await;
     assert_eq!(status, 201, "{body}");
     let run = measure(db, table, &topic, &[pid, jvm], cpu_start, rows, n_changes).await;
+    println!(
+        "  of which the worker: {:.1} CPU s, peak RSS {:.1} MiB; the JVM: {:.1} CPU s, peak RSS {:.1} MiB (both from the worker's start)",
+        cpu_seconds(pid),
+        peak_rss_kib(pid) as f64 / 1024.0,
+        cpu_seconds(jvm),
+        peak_rss_kib(jvm) as f64 / 1024.0
+    );
     let _ = w.send("DELETE", "/connectors/cdc-bench-java", None).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     drop(w);
@@ -433,6 +440,15 @@ async fn main() {
     .await
     .unwrap();
     println!("table {table}: {rows} rows; {n_changes} changes");
+    // CDC_BENCH_ONLY=java: Debezium on this worker alone (profiling the Java plugin path).
+    if std::env::var("CDC_BENCH_ONLY").as_deref() == Ok("java") {
+        let here = debezium_here(&db, &table, rows, n_changes).await;
+        print("Debezium 3.6.1 / this worker", &here, rows, n_changes);
+        let _ = sqlx::query(&format!("DROP TABLE {table}"))
+            .execute(&db)
+            .await;
+        return;
+    }
     let dbz = debezium(&db, &table, rows, n_changes).await;
     print("Debezium 3.6.1 / Connect 4.3.2", &dbz, rows, n_changes);
     let here = debezium_here(&db, &table, rows, n_changes).await;

@@ -501,3 +501,50 @@ fn forward_log(stderr: std::process::ChildStderr) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_are_length_prefixed_json() {
+        let mut bytes = Vec::new();
+        for v in [json!({"re": 1, "ok": [1, 2]}), json!({"id": 2, "op": "x"})] {
+            let body = serde_json::to_vec(&v).unwrap();
+            bytes.extend_from_slice(&u32::try_from(body.len()).unwrap().to_be_bytes());
+            bytes.extend_from_slice(&body);
+        }
+        let mut r = std::io::Cursor::new(bytes);
+        assert_eq!(
+            read_frame(&mut r).unwrap(),
+            Some(json!({"re": 1, "ok": [1, 2]}))
+        );
+        assert_eq!(
+            read_frame(&mut r).unwrap(),
+            Some(json!({"id": 2, "op": "x"}))
+        );
+        assert_eq!(read_frame(&mut r).unwrap(), None, "end of input");
+        let mut cut = std::io::Cursor::new(vec![0, 0, 0, 9, b'{']);
+        assert!(read_frame(&mut cut).is_err(), "a frame cut short");
+    }
+
+    #[test]
+    fn a_java_exception_becomes_a_fatal_error_with_its_trace() {
+        let e = HostError::Java {
+            class: "java.lang.IllegalStateException".into(),
+            message: "boom".into(),
+            trace: "java.lang.IllegalStateException: boom\n\tat X.poll(X.java:1)\n".into(),
+        }
+        .into_connect("poll of Java task X");
+        assert_eq!(e.kind(), connect_api::ErrorKind::Fatal);
+        assert_eq!(
+            e.message(),
+            "poll of Java task X failed: java.lang.IllegalStateException: boom"
+        );
+        let source = std::error::Error::source(&e).map(ToString::to_string);
+        assert!(
+            source.is_some_and(|s| s.contains("at X.poll(X.java:1)")),
+            "the stack trace is the cause"
+        );
+    }
+}

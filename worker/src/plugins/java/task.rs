@@ -8,7 +8,10 @@
 //!   as Apache's offset writer would store them; the runtime converts, transforms and produces
 //!   them, at-least-once or in transactions, as for a compiled-in task.
 //! - `commitRecord` gets the Java record object `poll` returned (the host keeps it until then),
-//!   found here by source partition and offset in the order records were polled.
+//!   found here by source partition and offset in the order records were polled. The
+//!   acknowledgements travel with the next `poll`, `commit` or `stop` request, which the host
+//!   applies first: `commitRecord` calls come in acknowledgement order, before the `commit` that
+//!   follows them, one message per batch rather than per record.
 //! - Cancellation: while a `poll` is in flight, the task's cancellation calls the Java task's
 //!   `stop()` at once (from another thread, as Apache's worker does), so a blocked `poll`
 //!   returns; the runtime's later `stop` does not call it again.
@@ -22,7 +25,7 @@ use connect_api::converter::JsonConverter;
 use connect_api::{
     ConfigMap, ConnectError, Result, SourceOffset, SourcePartition, SourceRecord, SourceTaskContext,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::connector::instance_id;
 use super::host::{Connection, Hooks};
@@ -34,6 +37,9 @@ struct Running {
     ctx: SourceTaskContext,
     /// Polled records not yet acknowledged: host sequence number, source partition and offset.
     polled: VecDeque<(u64, SourcePartition, Option<SourceOffset>)>,
+    /// Acknowledged records whose `commitRecord` the host has not been asked for yet: sent
+    /// with the next poll, commit or stop (one message per batch, not per record).
+    acked: Vec<Value>,
 }
 
 pub(super) struct JavaSourceTask {
@@ -92,6 +98,7 @@ impl SourceTask for JavaSourceTask {
             instance,
             ctx,
             polled: VecDeque::new(),
+            acked: Vec::new(),
         });
         let answer = started.map_err(|e| e.into_connect(&what))?;
         if let Some(v) = answer["version"].as_str() {
@@ -102,10 +109,17 @@ impl SourceTask for JavaSourceTask {
 
     async fn poll(&mut self) -> Result<Vec<SourceRecord>> {
         let what = self.what("poll");
-        let running = self.running("poll")?;
+        self.running("poll")?;
+        let Some(running) = self.running.as_mut() else {
+            return Ok(Vec::new());
+        };
+        let acked = std::mem::take(&mut running.acked);
         let (conn, instance) = (Arc::clone(&running.conn), running.instance.clone());
         let cancellation = running.ctx.cancellation.clone();
-        let call = conn.call("task.poll", json!({"instance": instance}));
+        let call = conn.call(
+            "task.poll",
+            json!({"instance": instance, "commitRecords": acked}),
+        );
         tokio::pin!(call);
         let answer = tokio::select! {
             answer = &mut call => answer,
@@ -158,24 +172,32 @@ impl SourceTask for JavaSourceTask {
             return Ok(());
         };
         let (seq, _, _) = running.polled.remove(at).expect("position is in range");
-        let metadata = metadata.map(|m| {
-            json!({"topic": m.topic, "partition": m.partition, "offset": m.offset, "timestamp": m.timestamp})
+        running.acked.push(match metadata {
+            Some(m) => json!([
+                seq,
+                m.topic,
+                m.partition,
+                m.offset,
+                m.timestamp.unwrap_or(-1)
+            ]),
+            None => json!([seq]),
         });
-        running
-            .conn
-            .notify(
-                "task.commitRecord",
-                json!({"instance": running.instance, "seq": seq, "metadata": metadata}),
-            )
-            .map_err(|e| e.into_connect(&format!("commitRecord of Java task {}", self.class)))
+        Ok(())
     }
 
     async fn commit(&mut self) -> Result<()> {
         let what = self.what("commit");
-        let running = self.running("commit")?;
+        self.running("commit")?;
+        let Some(running) = self.running.as_mut() else {
+            return Ok(());
+        };
+        let acked = std::mem::take(&mut running.acked);
         running
             .conn
-            .call("task.commit", json!({"instance": running.instance}))
+            .call(
+                "task.commit",
+                json!({"instance": running.instance, "commitRecords": acked}),
+            )
             .await
             .map(|_| ())
             .map_err(|e| e.into_connect(&what))
@@ -188,7 +210,10 @@ impl SourceTask for JavaSourceTask {
         let what = self.what("stop");
         let stopped = running
             .conn
-            .call("task.stop", json!({"instance": running.instance}))
+            .call(
+                "task.stop",
+                json!({"instance": running.instance, "commitRecords": running.acked}),
+            )
             .await;
         running.conn.remove_hooks(&running.instance);
         stopped.map(|_| ()).map_err(|e| e.into_connect(&what))

@@ -287,26 +287,15 @@ public final class PluginHost {
             }
             case "task.poll" -> {
                 Instance i = instance(f);
-                submit(i.thread, i.loader, id, () -> poll(i));
-            }
-            case "task.commitRecord" -> {
-                Instance i = instance(f);
                 submit(i.thread, i.loader, id, () -> {
-                    SourceRecord r = i.inFlight.remove(f.path("seq").asLong());
-                    if (r != null) {
-                        JsonNode md = f.get("metadata");
-                        RecordMetadata meta = md == null || md.isNull() ? null : new RecordMetadata(
-                                new TopicPartition(md.path("topic").asText(), md.path("partition").asInt()),
-                                md.path("offset").asLong(), 0,
-                                md.path("timestamp").asLong(-1), -1, -1);
-                        ((SourceTask) i.plugin).commitRecord(r, meta);
-                    }
-                    return NullNode.getInstance();
+                    commitRecords(i, f.get("commitRecords"));
+                    return poll(i);
                 });
             }
             case "task.commit" -> {
                 Instance i = instance(f);
                 submit(i.thread, i.loader, id, () -> {
+                    commitRecords(i, f.get("commitRecords"));
                     ((SourceTask) i.plugin).commit();
                     return NullNode.getInstance();
                 });
@@ -326,6 +315,7 @@ public final class PluginHost {
                 Instance i = instance(f);
                 submit(i.thread, i.loader, id, () -> {
                     try {
+                        commitRecords(i, f.get("commitRecords"));
                         if (i.plugin != null && i.stopped.compareAndSet(false, true)) {
                             ((SourceTask) i.plugin).stop();
                         }
@@ -504,6 +494,34 @@ public final class PluginHost {
             return null;
         }
         return key != null ? ConfigDef.convertToString(value, key.type) : value.toString();
+    }
+
+    /**
+     * {@code SourceTask.commitRecord} for the records the worker saw acknowledged since the last
+     * call ({@code [seq, topic, partition, offset, timestamp]}, or {@code [seq]} for a record
+     * that was dropped): the worker sends them with its next poll, commit or stop, in the order
+     * it got the acknowledgements.
+     */
+    private static void commitRecords(Instance i, JsonNode acks) throws Exception {
+        if (acks == null) {
+            return;
+        }
+        SourceTask task = (SourceTask) i.plugin;
+        for (JsonNode a : acks) {
+            SourceRecord r = i.inFlight.remove(a.get(0).asLong());
+            if (r == null) {
+                continue;
+            }
+            RecordMetadata meta = a.size() < 5 ? null : new RecordMetadata(
+                    new TopicPartition(a.get(1).asText(), a.get(2).asInt()),
+                    a.get(3).asLong(), 0, a.get(4).asLong(-1), -1, -1);
+            try {
+                task.commitRecord(r, meta);
+            } catch (Throwable t) {
+                // As Apache's worker: logged, the task goes on.
+                log.error("{}: exception thrown while calling task.commitRecord()", i.id, t);
+            }
+        }
     }
 
     private JsonNode poll(Instance i) throws Exception {

@@ -8,6 +8,7 @@ import java.util.Map;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.util.RawValue;
 import org.apache.kafka.connect.header.Header;
 import org.apache.kafka.connect.json.JsonConverter;
 import org.apache.kafka.connect.source.SourceRecord;
@@ -36,6 +37,31 @@ final class RecordCodec {
         return bytes == null ? NullNode.getInstance() : Protocol.MAPPER.readTree(bytes);
     }
 
+    /** The converter's output as it is, embedded in the frame without parsing it again. */
+    private static void putRaw(ObjectNode n, String field, byte[] json) {
+        if (json == null) {
+            n.putNull(field);
+        } else {
+            n.putRawValue(field, new RawValue(new String(json, StandardCharsets.UTF_8)));
+        }
+    }
+
+    /** The last source partition written and its JSON: tasks reuse one map for many records. */
+    private Map<String, ?> lastPartition;
+    private String lastPartitionJson;
+
+    private String partitionJson(Map<String, ?> partition) throws Exception {
+        if (partition != lastPartition) {
+            lastPartitionJson = offsetJson(partition);
+            lastPartition = partition;
+        }
+        return lastPartitionJson;
+    }
+
+    private String offsetJson(Map<String, ?> map) throws Exception {
+        return new String(offsets.fromConnectData("", null, map), StandardCharsets.UTF_8);
+    }
+
     ObjectNode encode(SourceRecord r, long seq) throws Exception {
         ObjectNode n = Protocol.MAPPER.createObjectNode();
         n.put("seq", seq);
@@ -46,18 +72,26 @@ final class RecordCodec {
         if (r.timestamp() != null) {
             n.put("timestamp", r.timestamp());
         }
-        n.set("key", tree(keys.fromConnectData(r.topic(), r.keySchema(), r.key())));
-        n.set("value", tree(values.fromConnectData(r.topic(), r.valueSchema(), r.value())));
+        putRaw(n, "key", keys.fromConnectData(r.topic(), r.keySchema(), r.key()));
+        putRaw(n, "value", values.fromConnectData(r.topic(), r.valueSchema(), r.value()));
         if (!r.headers().isEmpty()) {
             var hs = n.putArray("headers");
             for (Header h : r.headers()) {
                 ObjectNode hn = hs.addObject();
                 hn.put("key", h.key());
-                hn.set("value", tree(headers.fromConnectHeader(r.topic(), h.key(), h.schema(), h.value())));
+                putRaw(hn, "value", headers.fromConnectHeader(r.topic(), h.key(), h.schema(), h.value()));
             }
         }
-        n.set("sourcePartition", offsetTree(r.sourcePartition()));
-        n.set("sourceOffset", offsetTree(r.sourceOffset()));
+        if (r.sourcePartition() == null) {
+            n.putNull("sourcePartition");
+        } else {
+            n.putRawValue("sourcePartition", new RawValue(partitionJson(r.sourcePartition())));
+        }
+        if (r.sourceOffset() == null) {
+            n.putNull("sourceOffset");
+        } else {
+            n.putRawValue("sourceOffset", new RawValue(offsetJson(r.sourceOffset())));
+        }
         return n;
     }
 
