@@ -494,15 +494,37 @@ async fn a_killed_jvm_fails_its_tasks_not_the_worker_and_dies_with_the_worker() 
         "the trace says why: {task}"
     );
     assert!(w.get("/").await.is_ok(), "the worker still serves");
+    // The connector, which lived in that JVM too, is failed at once.
+    let connector = eventually(Duration::from_secs(30), "the connector FAILED", || async {
+        let status = w.get(&format!("/connectors/{name}/status")).await.ok()?;
+        (status["connector"]["state"] == "FAILED").then(|| status["connector"].clone())
+    })
+    .await;
+    assert!(
+        connector["trace"]
+            .as_str()
+            .is_some_and(|t| t.contains("the Java plugin host exited")),
+        "{connector}"
+    );
 
-    // A restart starts a new JVM and the task runs again.
+    // A restart starts a new JVM and the connector and its task run again.
     let (status, body) = w
-        .send("POST", &format!("/connectors/{name}/tasks/0/restart"), None)
+        .send(
+            "POST",
+            &format!("/connectors/{name}/restart?includeTasks=true"),
+            None,
+        )
         .await;
     assert!(status < 300, "{status} {body}");
-    eventually(Duration::from_secs(90), "the task running again", || {
-        running_tasks(&w, &name, 1)
-    })
+    eventually(
+        Duration::from_secs(90),
+        "the task running again",
+        || async {
+            let status = w.get(&format!("/connectors/{name}/status")).await.ok()?;
+            (status["connector"]["state"] == "RUNNING").then_some(())?;
+            running_tasks(&w, &name, 1).await
+        },
+    )
     .await;
     let hosts = plugin_hosts_of(worker_pid);
     assert_eq!(hosts.len(), 1, "a new plugin host: {hosts:?}");

@@ -205,6 +205,13 @@ impl JsonConverter {
         let value = to_connect(schema.as_ref(), payload, &self.opts)?;
         Ok(SchemaAndValue::new(schema, value))
     }
+
+    /// The envelope's `payload` alone -> Connect data, for a schema already read (what
+    /// [`Self::from_json_value`] does after reading the envelope's `schema`): lets a reader of
+    /// many records of one schema read the schema once.
+    pub fn payload_to_connect(&self, schema: Option<&Schema>, payload: &Json) -> Result<Value> {
+        to_connect(schema, payload, &self.opts)
+    }
 }
 
 impl Converter for JsonConverter {

@@ -1,8 +1,9 @@
 //! What the host sends, as this workspace's types: Java `ConfigDef` keys, `ConfigValue`s and
-//! source records (key, value and headers as Apache's JsonConverter with schemas wrote them).
+//! source records (key and value as Apache's JsonConverter payloads, their schemas sent once per
+//! task and named by id; headers as JsonConverter envelopes).
 
 use connect_api::config::{ConfigType, DefaultValue, Importance, TypedValue, Width, parse_type};
-use connect_api::converter::JsonConverter;
+use connect_api::converter::{JsonConverter, as_connect_schema};
 use connect_api::data::{Schema, Value as Data};
 use connect_api::record::Headers;
 use connect_api::{ConfigDef, ConfigKey, ConfigValue, ConnectError, SourceRecord};
@@ -115,13 +116,45 @@ fn schema_and_value(
     Ok((sv.schema, sv.value))
 }
 
+/// The schemas a task's records name by id (a `task.poll` answer's `schemas` adds to them).
+pub(super) type Schemas = std::collections::HashMap<u64, Option<Schema>>;
+
+/// Reads the `schemas` of a `task.poll` answer (`id -> JsonConverter schema`) into `known`.
+pub(super) fn add_schemas(known: &mut Schemas, answer: &Value) -> Result<(), ConnectError> {
+    for (id, schema) in answer["schemas"].as_object().into_iter().flatten() {
+        let id = id
+            .parse()
+            .map_err(|_| ConnectError::data(format!("schema id {id} is not a number")))?;
+        known.insert(id, as_connect_schema(schema)?);
+    }
+    Ok(())
+}
+
+fn payload(
+    json: &JsonConverter,
+    schemas: &Schemas,
+    schema_id: &Value,
+    payload: &Value,
+) -> Result<(Option<Schema>, Data), ConnectError> {
+    let schema = match schema_id.as_u64() {
+        None => None,
+        Some(id) => schemas
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| ConnectError::data(format!("a record names unknown schema {id}")))?,
+    };
+    let value = json.payload_to_connect(schema.as_ref(), payload)?;
+    Ok((schema, value))
+}
+
 /// One record of a `task.poll` answer, and its sequence number in the host.
 pub(super) fn source_record(
     json: &JsonConverter,
+    schemas: &Schemas,
     r: &Value,
 ) -> Result<(u64, SourceRecord), ConnectError> {
-    let (key_schema, key) = schema_and_value(json, &r["key"])?;
-    let (value_schema, value) = schema_and_value(json, &r["value"])?;
+    let (key_schema, key) = payload(json, schemas, &r["keySchema"], &r["key"])?;
+    let (value_schema, value) = payload(json, schemas, &r["valueSchema"], &r["value"])?;
     let mut headers = Headers::new();
     for h in r["headers"].as_array().into_iter().flatten() {
         let (schema, value) = schema_and_value(json, &h["value"])?;
@@ -176,14 +209,21 @@ mod tests {
     }
 
     #[test]
-    fn records_read_apache_json_converter_envelopes() {
+    fn records_read_payloads_by_schema_id_and_header_envelopes() {
         let json = JsonConverter::new(true);
+        let mut schemas = Schemas::new();
+        add_schemas(
+            &mut schemas,
+            &json!({"schemas": {"1": {"type": "int32", "optional": false}}}),
+        )
+        .unwrap();
         let (seq, r) = source_record(
             &json,
+            &schemas,
             &json!({
                 "seq": 3, "topic": "t", "partition": 1, "timestamp": 42,
-                "key": {"schema": {"type": "int32", "optional": false}, "payload": 7},
-                "value": null,
+                "keySchema": 1, "key": 7,
+                "valueSchema": null, "value": null,
                 "headers": [{"key": "h", "value": {"schema": {"type": "string", "optional": false}, "payload": "v"}}],
                 "sourcePartition": {"server": "s"}, "sourceOffset": {"lsn": 10}
             }),

@@ -440,6 +440,22 @@ impl Connection {
         for (_, tx) in pending {
             let _ = tx.send(Err(HostError::Died(reason.clone())));
         }
+        // Connectors are called rarely: fail them now (self-healing restarts them in a new
+        // JVM). Tasks fail at their next call (a source task's next poll).
+        let hooks: Vec<Hooks> = self
+            .hooks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain()
+            .map(|(_, h)| h)
+            .collect();
+        for h in hooks {
+            if let Hooks::Connector(ctx) = h {
+                ctx.raise_error(
+                    HostError::Died(reason.clone()).into_connect("the Java connector's host"),
+                );
+            }
+        }
     }
 }
 

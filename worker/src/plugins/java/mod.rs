@@ -58,7 +58,9 @@ pub enum JavaPluginError {
         "plugin.path is set but the Java plugin host is not built: none of {tried} holds plugin-host.jar; run deploy/plugin-host.sh build or set {PLUGIN_HOST_DIR_ENV}"
     )]
     NoHost { tried: String },
-    #[error("failed to scan plugin.path with the Java plugin host: {0}")]
+    #[error(
+        "failed to start the Java plugin host or scan plugin.path with it: {0} (the host needs Java 17 or later; its own output is in the log, target java_plugin_host)"
+    )]
     Scan(HostError),
 }
 

@@ -47,6 +47,8 @@ pub(super) struct JavaSourceTask {
     class: &'static str,
     version: String,
     json: JsonConverter,
+    /// The schemas the host has named so far, by id.
+    schemas: convert::Schemas,
     running: Option<Running>,
 }
 
@@ -57,6 +59,7 @@ impl JavaSourceTask {
             class,
             version: version.to_owned(),
             json: JsonConverter::new(true),
+            schemas: convert::Schemas::new(),
             running: None,
         }
     }
@@ -129,11 +132,14 @@ impl SourceTask for JavaSourceTask {
             }
         }
         .map_err(|e| e.into_connect(&what))?;
+        convert::add_schemas(&mut self.schemas, &answer)
+            .map_err(|e| ConnectError::fatal(format!("{what}: a schema did not convert: {e}")))?;
         let mut records = Vec::new();
         for r in answer["records"].as_array().into_iter().flatten() {
-            let (seq, record) = convert::source_record(&self.json, r).map_err(|e| {
-                ConnectError::fatal(format!("{what}: a record did not convert: {e}"))
-            })?;
+            let (seq, record) =
+                convert::source_record(&self.json, &self.schemas, r).map_err(|e| {
+                    ConnectError::fatal(format!("{what}: a record did not convert: {e}"))
+                })?;
             records.push((seq, record));
         }
         let Some(running) = self.running.as_mut() else {

@@ -75,6 +75,15 @@ public final class PluginHost {
         long seq;
         final AtomicBoolean stopped = new AtomicBoolean();
         final SinkTasks.State sink = new SinkTasks.State();
+        /** A source task's record encoder (its schema ids are this task's), made at its first poll. */
+        private RecordCodec codec;
+
+        RecordCodec codec() {
+            if (codec == null) {
+                codec = new RecordCodec();
+            }
+            return codec;
+        }
 
         Instance(String id, ClassLoader loader) {
             this.id = id;
@@ -169,6 +178,17 @@ public final class PluginHost {
         });
     }
 
+    /** Runs a start; if it throws, the instance and its thread are let go (no stop follows). */
+    private JsonNode startOrForget(Instance i, Callable<JsonNode> start) throws Exception {
+        try {
+            return start.call();
+        } catch (Throwable t) {
+            instances.remove(i.id);
+            i.thread.shutdown();
+            throw t;
+        }
+    }
+
     private Instance instance(JsonNode frame) {
         String id = frame.path("instance").asText();
         Instance i = instances.get(id);
@@ -231,13 +251,13 @@ public final class PluginHost {
                 PluginScanner.Found c = connectorClass(f.path("class").asText());
                 Instance i = new Instance(f.path("instance").asText(), c.loader());
                 instances.put(i.id, i);
-                submit(i.thread, i.loader, id, () -> {
+                submit(i.thread, i.loader, id, () -> startOrForget(i, () -> {
                     Connector conn = newConnector(c);
                     i.plugin = conn;
                     conn.initialize(connectorContext(i.id));
                     conn.start(RecordCodec.stringMap(f.get("config")));
                     return NullNode.getInstance();
-                });
+                }));
             }
             case "connector.taskConfigs" -> {
                 Instance i = instance(f);
@@ -274,7 +294,7 @@ public final class PluginHost {
                 Instance i = new Instance(f.path("instance").asText(), c.loader());
                 instances.put(i.id, i);
                 Map<String, String> config = RecordCodec.stringMap(f.get("config"));
-                submit(i.thread, i.loader, id, () -> {
+                submit(i.thread, i.loader, id, () -> startOrForget(i, () -> {
                     SourceTask task = (SourceTask) Class.forName(taskClass, true, c.loader())
                             .getDeclaredConstructor().newInstance();
                     i.plugin = task;
@@ -283,7 +303,7 @@ public final class PluginHost {
                     ObjectNode r = Protocol.MAPPER.createObjectNode();
                     r.put("version", String.valueOf(task.version()));
                     return r;
-                });
+                }));
             }
             case "task.poll" -> {
                 Instance i = instance(f);
@@ -336,7 +356,7 @@ public final class PluginHost {
                 instances.put(i.id, i);
                 Map<String, String> config = RecordCodec.stringMap(f.get("config"));
                 boolean reporter = f.path("errantRecordReporter").asBoolean(false);
-                submit(i.thread, i.loader, id, () -> {
+                submit(i.thread, i.loader, id, () -> startOrForget(i, () -> {
                     SinkTask task = (SinkTask) Class.forName(taskClass, true, c.loader())
                             .getDeclaredConstructor().newInstance();
                     i.plugin = task;
@@ -345,7 +365,7 @@ public final class PluginHost {
                     ObjectNode r = Protocol.MAPPER.createObjectNode();
                     r.put("version", String.valueOf(task.version()));
                     return r;
-                });
+                }));
             }
             case "sink.open", "sink.close" -> {
                 Instance i = instance(f);
@@ -532,8 +552,12 @@ public final class PluginHost {
             for (SourceRecord rec : records) {
                 long seq = ++i.seq;
                 i.inFlight.put(seq, rec);
-                out.add(codec.encode(rec, seq));
+                out.add(i.codec().encode(rec, seq));
             }
+        }
+        ObjectNode schemas = i.codec().takeNewSchemas();
+        if (schemas != null) {
+            r.set("schemas", schemas);
         }
         return r;
     }
