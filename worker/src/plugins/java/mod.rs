@@ -12,11 +12,12 @@
 //! The adapters implement the same traits as the compiled-in connectors, so the herder, REST
 //! and the runtime (at-least-once and exactly-once source runners, converters, transforms,
 //! offsets, transactions, fencing) do not know which kind they run. In the JVM run only the
-//! plugin's own code: `Connector` and `SourceTask` calls; records cross as Apache's
-//! JsonConverter (schemas on) writes them and are converted, transformed and produced here.
+//! plugin's own code: `Connector`, `SourceTask` and `SinkTask` calls; records cross as Apache's
+//! JsonConverter writes them (a source task's schemas once) and are converted, transformed,
+//! produced or consumed here.
 //!
 //! - [`host`]: the JVM process and the framed protocol.
-//! - `connector`, `task`: the adapters.
+//! - `connector`, `task`, `sink`: the adapters (connectors of both kinds, source and sink tasks).
 //! - `convert`: Java `ConfigDef`s, `ConfigValue`s and records into this workspace's types.
 //!
 //! Not yet: Java converters, transformations and predicates named in configs: such a class found

@@ -4,7 +4,8 @@
 //! # Guarantees
 //!
 //! - Records reach the runtime exactly as the Java task built them (Apache's JsonConverter
-//!   envelope, read by this workspace's JsonConverter), with their source partition and offset
+//!   payloads and schemas, each schema once per task, read by this workspace's JsonConverter),
+//!   with their source partition and offset
 //!   as Apache's offset writer would store them; the runtime converts, transforms and produces
 //!   them, at-least-once or in transactions, as for a compiled-in task.
 //! - `commitRecord` gets the Java record object `poll` returned (the host keeps it until then),
