@@ -874,3 +874,50 @@ async fn a_java_sink_gets_records_commits_offsets_and_reports_errant_ones() {
         "{tail}"
     );
 }
+
+/// A Java task that throws in `start` or in `put` is FAILED, its trace naming the task class
+/// and carrying the Java exception and stack trace; the worker goes on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_java_task_that_throws_is_failed_with_the_java_trace() {
+    let spec = spec("java-throw");
+    let w = spec.start_worker().await;
+    let topic = unique("java-throw-in");
+    kafka::create_topics(&[&topic], 1).await;
+    kafka::produce(
+        &topic,
+        [(Some("k".to_owned()), Some("v".to_owned()))].into_iter(),
+    )
+    .await;
+    for place in ["start", "put"] {
+        let name = unique(&format!("java-throw-{place}"));
+        create_connector(
+            &w,
+            &name,
+            json!({
+                "connector.class": "connectrs.testplugins.RecordingSinkConnector",
+                "topics": topic,
+                "file": spec.dir.join(format!("{place}.txt")).display().to_string(),
+                "throw.in": place,
+                "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+                "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+            }),
+        )
+        .await;
+        let task = eventually(Duration::from_secs(60), "the task FAILED", || async {
+            let status = w.get(&format!("/connectors/{name}/status")).await.ok()?;
+            (status["tasks"][0]["state"] == "FAILED").then(|| status["tasks"][0].clone())
+        })
+        .await;
+        let trace = task["trace"].as_str().unwrap_or_default();
+        for want in [
+            format!("{place} of Java task connectrs.testplugins.RecordingSinkTask failed"),
+            "java.lang.IllegalStateException".to_owned(),
+            format!("(throw.in={place})"),
+            "at connectrs.testplugins.RecordingSinkTask.".to_owned(),
+        ] {
+            assert!(trace.contains(&want), "{want:?} in the trace: {trace}");
+        }
+        let _ = w.send("DELETE", &format!("/connectors/{name}"), None).await;
+    }
+    assert!(w.get("/").await.is_ok(), "the worker still serves");
+}

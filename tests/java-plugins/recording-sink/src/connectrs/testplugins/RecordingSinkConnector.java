@@ -18,7 +18,9 @@ public class RecordingSinkConnector extends SinkConnector {
             .define("file", ConfigDef.Type.STRING, ConfigDef.NO_DEFAULT_VALUE, ConfigDef.Importance.HIGH,
                     "The file the task appends to.")
             .define("fail.on", ConfigDef.Type.STRING, "poison", ConfigDef.Importance.LOW,
-                    "Records with this value are reported as errant.");
+                    "Records with this value are reported as errant.")
+            .define("throw.in", ConfigDef.Type.STRING, "", ConfigDef.Importance.LOW,
+                    "Where the task throws, for failure tests: start, put, or nothing.");
 
     private Map<String, String> props;
 

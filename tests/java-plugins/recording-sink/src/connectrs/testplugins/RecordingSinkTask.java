@@ -23,6 +23,7 @@ import org.apache.kafka.connect.sink.SinkTask;
 public class RecordingSinkTask extends SinkTask {
     private Path file;
     private String failOn;
+    private String throwIn;
     private final List<String> buffer = new ArrayList<>();
 
     @Override
@@ -42,6 +43,10 @@ public class RecordingSinkTask extends SinkTask {
     public void start(Map<String, String> props) {
         file = Path.of(props.get("file"));
         failOn = props.getOrDefault("fail.on", "poison");
+        throwIn = props.getOrDefault("throw.in", "");
+        if (throwIn.equals("start")) {
+            throw new IllegalStateException("RecordingSinkTask refuses to start (throw.in=start)");
+        }
         append(List.of("START"));
     }
 
@@ -63,6 +68,9 @@ public class RecordingSinkTask extends SinkTask {
 
     @Override
     public void put(Collection<SinkRecord> records) {
+        if (throwIn.equals("put") && !records.isEmpty()) {
+            throw new IllegalStateException("RecordingSinkTask fails in put (throw.in=put)");
+        }
         ErrantRecordReporter reporter = context.errantRecordReporter();
         for (SinkRecord r : records) {
             if (failOn.equals(String.valueOf(r.value()))) {
