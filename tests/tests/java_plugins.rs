@@ -921,3 +921,61 @@ async fn a_java_task_that_throws_is_failed_with_the_java_trace() {
     }
     assert!(w.get("/").await.is_ok(), "the worker still serves");
 }
+
+/// `PATCH /connectors/{c}/offsets` of a stopped Java sink asks the connector's `alterOffsets`
+/// (which acknowledges: Apache's success message) and `DELETE` resets through it too.
+#[tokio::test(flavor = "multi_thread")]
+async fn altering_a_java_connectors_offsets_asks_its_alter_offsets() {
+    let spec = spec("java-alter");
+    let w = spec.start_worker().await;
+    let topic = unique("java-alter-in");
+    kafka::create_topics(&[&topic], 1).await;
+    let name = unique("java-alter");
+    let file = spec.dir.join("alter.txt");
+    create_connector(
+        &w,
+        &name,
+        json!({
+            "connector.class": "RecordingSink",
+            "topics": topic,
+            "file": file.display().to_string(),
+        }),
+    )
+    .await;
+    eventually(Duration::from_secs(60), "the task running", || {
+        running_tasks(&w, &name, 1)
+    })
+    .await;
+    let (status, body) = w
+        .send("PUT", &format!("/connectors/{name}/stop"), None)
+        .await;
+    assert!(status < 300, "{status} {body}");
+    eventually(Duration::from_secs(60), "the connector STOPPED", || async {
+        let s = w.get(&format!("/connectors/{name}/status")).await.ok()?;
+        (s["connector"]["state"] == "STOPPED").then_some(())
+    })
+    .await;
+    let (status, body) = w
+        .send(
+            "PATCH",
+            &format!("/connectors/{name}/offsets"),
+            Some(json!({"offsets": [{
+                "partition": {"kafka_topic": topic, "kafka_partition": 0},
+                "offset": {"kafka_offset": 5}
+            }]})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["message"],
+        "The offsets for this connector have been altered successfully"
+    );
+    let (status, body) = w
+        .send("DELETE", &format!("/connectors/{name}/offsets"), None)
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    assert!(text.contains(&format!("ALTER {topic}-0=5\n")), "{text}");
+    assert!(text.contains(&format!("ALTER {topic}-0=reset\n")), "{text}");
+    let _ = w.send("DELETE", &format!("/connectors/{name}"), None).await;
+}

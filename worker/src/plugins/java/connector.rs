@@ -18,7 +18,7 @@ use connect_api::{
     ConfigDef, ConfigMap, ConfigValue, ConnectError, ConnectorContext, FileAccess, PluginDesc,
     Result,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::host::{Connection, Hooks};
 use super::sink::JavaSinkTask;
@@ -149,6 +149,30 @@ impl JavaConnector {
         }
     }
 
+    /// The connector's `alterOffsets` (on a fresh instance, as Apache calls it): `true` when it
+    /// acknowledges; an exception rejects the request.
+    async fn alter_offsets(&self, config: &ConfigMap, offsets: Vec<Value>) -> Result<bool> {
+        let what = self.what("alterOffsets");
+        let conn = self
+            .host
+            .connection()
+            .await
+            .map_err(|e| e.into_connect(&what))?;
+        let answer = conn
+            .call(
+                "alterOffsets",
+                json!({"class": self.class, "config": config_json(config), "offsets": offsets}),
+            )
+            .await
+            .map_err(|e| match e {
+                super::host::HostError::Java { class, message, .. } => {
+                    ConnectError::config(format!("{what} failed: {class}: {message}"))
+                }
+                other => other.into_connect(&what),
+            })?;
+        Ok(answer.as_bool().unwrap_or(false))
+    }
+
     fn exactly_once_support(&self, config: &ConfigMap) -> ExactlyOnceSupport {
         let answer = self.host.connection_blocking().and_then(|c| {
             c.call_blocking(
@@ -184,10 +208,6 @@ impl JavaConnector {
     }
 }
 
-/// Java's alterOffsets is not called yet: framework-managed offsets change, as for a connector
-/// that does not override it.
-const ALTER_OFFSETS_ACKNOWLEDGED: bool = false;
-
 #[async_trait]
 impl DynSourceConnector for JavaConnector {
     fn version(&self) -> String {
@@ -220,8 +240,14 @@ impl DynSourceConnector for JavaConnector {
     ) -> ConnectorTransactionBoundaries {
         JavaConnector::can_define_transaction_boundaries(self, config)
     }
-    async fn alter_offsets(&self, _config: &ConfigMap, _offsets: &SourceOffsets) -> Result<bool> {
-        Ok(ALTER_OFFSETS_ACKNOWLEDGED)
+    async fn alter_offsets(&self, config: &ConfigMap, offsets: &SourceOffsets) -> Result<bool> {
+        let offsets = offsets
+            .iter()
+            .map(|(p, o)| {
+                json!({"partition": p, "offset": o.as_ref().map_or(Value::Null, |o| Value::Object(o.clone()))})
+            })
+            .collect();
+        self.alter_offsets(config, offsets).await
     }
     fn create_task(&self) -> Box<dyn SourceTask> {
         Box::new(JavaSourceTask::new(
@@ -257,10 +283,14 @@ impl DynSinkConnector for JavaConnector {
     }
     async fn alter_offsets(
         &self,
-        _config: &ConfigMap,
-        _offsets: &[(TopicPartition, Option<i64>)],
+        config: &ConfigMap,
+        offsets: &[(TopicPartition, Option<i64>)],
     ) -> Result<bool> {
-        Ok(ALTER_OFFSETS_ACKNOWLEDGED)
+        let offsets = offsets
+            .iter()
+            .map(|(tp, o)| json!({"topic": tp.topic, "partition": tp.partition, "offset": o}))
+            .collect();
+        self.alter_offsets(config, offsets).await
     }
     fn create_task(&self) -> Box<dyn SinkTask> {
         Box::new(JavaSinkTask::new(

@@ -1,10 +1,17 @@
 package connectrs.testplugins;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.connector.Task;
 import org.apache.kafka.connect.sink.SinkConnector;
 
@@ -48,6 +55,20 @@ public class RecordingSinkConnector extends SinkConnector {
 
     @Override
     public void stop() {
+    }
+
+    /** Appends {@code ALTER topic-partition=offset} lines (or {@code =reset}) and acknowledges. */
+    @Override
+    public boolean alterOffsets(Map<String, String> config, Map<TopicPartition, Long> offsets) {
+        List<String> lines = new ArrayList<>();
+        offsets.forEach((tp, o) -> lines.add("ALTER " + tp.topic() + "-" + tp.partition() + "=" + (o == null ? "reset" : o)));
+        try {
+            Files.write(Path.of(config.get("file")), lines, StandardCharsets.UTF_8,
+                    StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        } catch (IOException e) {
+            throw new ConnectException("cannot write " + config.get("file"), e);
+        }
+        return true;
     }
 
     @Override

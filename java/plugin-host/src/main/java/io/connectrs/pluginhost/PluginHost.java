@@ -247,6 +247,29 @@ public final class PluginHost {
                     return b == null ? TextNode.valueOf("UNSUPPORTED") : TextNode.valueOf(b.name());
                 });
             }
+            case "alterOffsets" -> {
+                PluginScanner.Found c = connectorClass(f.path("class").asText());
+                submit(shared, c.loader(), id, () -> {
+                    Connector conn = newConnector(c);
+                    Map<String, String> config = RecordCodec.stringMap(f.get("config"));
+                    boolean acknowledged;
+                    if (conn instanceof SourceConnector sc) {
+                        Map<Map<String, ?>, Map<String, ?>> offsets = new java.util.LinkedHashMap<>();
+                        for (JsonNode o : f.path("offsets")) {
+                            offsets.put(codec.offsetMap(o.get("partition")), codec.offsetMap(o.get("offset")));
+                        }
+                        acknowledged = sc.alterOffsets(config, offsets);
+                    } else {
+                        Map<org.apache.kafka.common.TopicPartition, Long> offsets = new java.util.LinkedHashMap<>();
+                        for (JsonNode o : f.path("offsets")) {
+                            offsets.put(new org.apache.kafka.common.TopicPartition(o.path("topic").asText(), o.path("partition").asInt()),
+                                    o.hasNonNull("offset") ? o.get("offset").asLong() : null);
+                        }
+                        acknowledged = ((org.apache.kafka.connect.sink.SinkConnector) conn).alterOffsets(config, offsets);
+                    }
+                    return com.fasterxml.jackson.databind.node.BooleanNode.valueOf(acknowledged);
+                });
+            }
             case "connector.start" -> {
                 PluginScanner.Found c = connectorClass(f.path("class").asText());
                 Instance i = new Instance(f.path("instance").asText(), c.loader());
