@@ -979,3 +979,48 @@ async fn altering_a_java_connectors_offsets_asks_its_alter_offsets() {
     assert!(text.contains(&format!("ALTER {topic}-0=reset\n")), "{text}");
     let _ = w.send("DELETE", &format!("/connectors/{name}"), None).await;
 }
+
+/// Connector-defined transaction boundaries of a Java source: the project's CountingSource asks
+/// its `TransactionContext` to commit after every 10th record (inside 7-record batches); under
+/// `read_committed` the topic shows a transaction marker after every 10th record and nowhere
+/// else: record i at offset i + i/10.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_java_sources_transaction_boundaries_are_kept() {
+    let spec = spec("java-txn").set("exactly.once.source.support", "enabled");
+    let w = spec.start_worker().await;
+    let topic = unique("java-txn");
+    kafka::create_topics(&[&topic], 1).await;
+    let name = unique("java-txn");
+    create_connector(
+        &w,
+        &name,
+        json!({
+            "connector.class": "connectrs.testplugins.CountingSourceConnector",
+            "topic": topic,
+            "max.records": "40",
+            "boundary.every": "10",
+            "exactly.once.support": "required",
+            "transaction.boundary": "connector",
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+        }),
+    )
+    .await;
+    let t = topic.clone();
+    let records = tokio::task::spawn_blocking(move || {
+        kafka::read_until(
+            &[&t],
+            Isolation::ReadCommitted,
+            Duration::from_secs(60),
+            |r| r.len() >= 40,
+        )
+    })
+    .await
+    .expect("40 committed records");
+    let _ = w.send("DELETE", &format!("/connectors/{name}"), None).await;
+    let got: Vec<(i64, String)> = records
+        .iter()
+        .map(|r| (r.offset, r.value.clone().unwrap_or_default()))
+        .collect();
+    let want: Vec<(i64, String)> = (0..40).map(|i| (i + i / 10, i.to_string())).collect();
+    assert_eq!(got, want, "a transaction ends after every 10th record");
+}

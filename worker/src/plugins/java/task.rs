@@ -94,7 +94,8 @@ impl SourceTask for JavaSourceTask {
         let started = conn
             .call(
                 "task.start",
-                json!({"instance": instance, "class": self.class, "config": config_json(&config)}),
+                json!({"instance": instance, "class": self.class, "config": config_json(&config),
+                       "transactionContext": ctx.transaction_context().is_some()}),
             )
             .await;
         self.running = Some(Running {
@@ -146,6 +147,33 @@ impl SourceTask for JavaSourceTask {
         let Some(running) = self.running.as_mut() else {
             return Ok(Vec::new());
         };
+        // The Java task's TransactionContext requests of this batch, to the runtime's.
+        let requests = &answer["transaction"];
+        if let (Some(tc), false) = (running.ctx.transaction_context(), requests.is_null()) {
+            let seqs = |key: &str| -> Vec<u64> {
+                requests[key]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_u64)
+                    .collect()
+            };
+            if requests["commit"].as_bool() == Some(true) {
+                tc.commit_transaction();
+            }
+            if requests["abort"].as_bool() == Some(true) {
+                tc.abort_transaction();
+            }
+            let (commits, aborts) = (seqs("commitAt"), seqs("abortAt"));
+            for (seq, record) in &records {
+                if commits.contains(seq) {
+                    tc.commit_transaction_at(record);
+                }
+                if aborts.contains(seq) {
+                    tc.abort_transaction_at(record);
+                }
+            }
+        }
         Ok(records
             .into_iter()
             .map(|(seq, record)| {

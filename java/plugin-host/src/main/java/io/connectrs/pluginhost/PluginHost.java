@@ -75,6 +75,8 @@ public final class PluginHost {
         long seq;
         final AtomicBoolean stopped = new AtomicBoolean();
         final SinkTasks.State sink = new SinkTasks.State();
+        /** The task's TransactionContext requests, when it has one. */
+        Transactions transactions;
         /** A source task's record encoder (its schema ids are this task's), made at its first poll. */
         private RecordCodec codec;
 
@@ -317,11 +319,15 @@ public final class PluginHost {
                 Instance i = new Instance(f.path("instance").asText(), c.loader());
                 instances.put(i.id, i);
                 Map<String, String> config = RecordCodec.stringMap(f.get("config"));
+                boolean transactional = f.path("transactionContext").asBoolean(false);
                 submit(i.thread, i.loader, id, () -> startOrForget(i, () -> {
                     SourceTask task = (SourceTask) Class.forName(taskClass, true, c.loader())
                             .getDeclaredConstructor().newInstance();
                     i.plugin = task;
-                    task.initialize(sourceTaskContext(i.id, config));
+                    if (transactional) {
+                        i.transactions = new Transactions();
+                    }
+                    task.initialize(sourceTaskContext(i.id, config, i.transactions));
                     task.start(config);
                     ObjectNode r = Protocol.MAPPER.createObjectNode();
                     r.put("version", String.valueOf(task.version()));
@@ -578,6 +584,9 @@ public final class PluginHost {
                 out.add(i.codec().encode(rec, seq));
             }
         }
+        if (i.transactions != null && records != null) {
+            i.transactions.drainInto(r, records, i.seq - records.size() + 1);
+        }
         ObjectNode schemas = i.codec().takeNewSchemas();
         if (schemas != null) {
             r.set("schemas", schemas);
@@ -613,7 +622,8 @@ public final class PluginHost {
         };
     }
 
-    private SourceTaskContext sourceTaskContext(String instance, Map<String, String> config) {
+    private SourceTaskContext sourceTaskContext(String instance, Map<String, String> config,
+                                                Transactions transactions) {
         OffsetStorageReader reader = new OffsetStorageReader() {
             @Override
             public <T> Map<String, Object> offset(Map<String, T> partition) {
@@ -651,6 +661,11 @@ public final class PluginHost {
             @Override
             public OffsetStorageReader offsetStorageReader() {
                 return reader;
+            }
+
+            @Override
+            public org.apache.kafka.connect.source.TransactionContext transactionContext() {
+                return transactions;
             }
 
             @Override
