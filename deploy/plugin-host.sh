@@ -30,8 +30,10 @@ build() {
   if [ ! -f "$out/lib/.complete" ] || [ "$(cat "$out/lib/.pom" 2>/dev/null)" != "$(sha256sum < "$src/pom.xml")" ]; then
     echo "plugin-host.sh: fetching the host's jars into $out/lib" >&2
     rm -rf "$out/lib"; mkdir -p "$out/lib"
-    mvn -q -B -f "$src/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
-      -DoutputDirectory="$out/lib" >&2
+    # Offline first (a warm ~/.m2 needs no network), else from Maven Central.
+    local args=(-q -B -f "$src/pom.xml" dependency:copy-dependencies -DincludeScope=runtime
+      -DoutputDirectory="$out/lib")
+    mvn -o "${args[@]}" >/dev/null 2>&1 || mvn "${args[@]}" >&2
     sha256sum < "$src/pom.xml" > "$out/lib/.pom"
     touch "$out/lib/.complete"
   fi

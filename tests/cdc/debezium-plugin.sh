@@ -15,9 +15,11 @@ if [ ! -f "$dir/.complete" ]; then
   command -v mvn >/dev/null || { echo "debezium-plugin.sh: mvn is required" >&2; exit 1; }
   echo "debezium-plugin.sh: fetching Debezium 3.6.1's Postgres connector into $dir" >&2
   rm -rf "$dir"; mkdir -p "$dir"
-  mvn -q -B -f "$root/tests/cdc/plugin-pom.xml" dependency:copy-dependencies \
-    -DincludeScope=runtime -DexcludeGroupIds=org.apache.kafka,org.slf4j,org.apache.logging.log4j \
-    -DoutputDirectory="$dir" >&2
+  # Offline first (a warm ~/.m2 needs no network), else from Maven Central.
+  args=(-q -B -f "$root/tests/cdc/plugin-pom.xml" dependency:copy-dependencies
+    -DincludeScope=runtime -DexcludeGroupIds=org.apache.kafka,org.slf4j,org.apache.logging.log4j
+    -DoutputDirectory="$dir")
+  mvn -o "${args[@]}" >/dev/null 2>&1 || mvn "${args[@]}" >&2
   touch "$dir/.complete"
 fi
 echo "$plugins"
