@@ -1024,3 +1024,32 @@ async fn a_java_sources_transaction_boundaries_are_kept() {
     let want: Vec<(i64, String)> = (0..40).map(|i| (i + i / 10, i.to_string())).collect();
     assert_eq!(got, want, "a transaction ends after every 10th record");
 }
+
+/// `plugin.discovery` as in Apache 4.4: an unknown value refuses to start; `only_scan` finds the
+/// connectors by scanning classes (no manifests read), `service_load` by manifests alone.
+#[tokio::test(flavor = "multi_thread")]
+async fn plugin_discovery_values_are_apaches() {
+    let (ok, log) = run_to_exit(&spec("java-disc-bad").set("plugin.discovery", "sometimes")).await;
+    assert!(!ok, "{log}");
+    assert!(
+        log.contains("Invalid value sometimes for configuration plugin.discovery"),
+        "{log}"
+    );
+    for mode in ["only_scan", "service_load"] {
+        let w = spec(&format!("java-disc-{mode}"))
+            .set("plugin.discovery", mode)
+            .start_worker()
+            .await;
+        let plugins = w.get("/connector-plugins").await.expect("list plugins");
+        for class in [DEBEZIUM, "connectrs.testplugins.RecordingSinkConnector"] {
+            assert!(
+                plugins
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|p| p["class"] == class),
+                "{mode}: {class} in {plugins}"
+            );
+        }
+    }
+}

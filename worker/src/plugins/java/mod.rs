@@ -37,6 +37,9 @@ use serde_json::{Value, json};
 
 use self::host::{Connection, HostError, HostSettings};
 
+/// Apache's `plugin.discovery`: `only_scan`, `hybrid_warn` (default), `hybrid_fail`,
+/// `service_load`, as in Apache Connect 4.4.
+pub use crate::config::PLUGIN_DISCOVERY as PLUGIN_DISCOVERY_CONFIG;
 /// Apache's `plugin.path`: comma-separated directories and jars holding plugins.
 pub use crate::config::PLUGIN_PATH as PLUGIN_PATH_CONFIG;
 /// Environment: the directory `deploy/plugin-host.sh build` made (plugin-host.jar, lib/).
@@ -63,12 +66,22 @@ pub enum JavaPluginError {
         "failed to start the Java plugin host or scan plugin.path with it: {0} (the host needs Java 17 or later; its own output is in the log, target java_plugin_host)"
     )]
     Scan(HostError),
+    #[error(
+        "Invalid value {0} for configuration plugin.discovery: String must be one of: only_scan, hybrid_warn, hybrid_fail, service_load"
+    )]
+    Discovery(String),
+    #[error(
+        "plugin.discovery=hybrid_fail and these plugins have connectors without META-INF/services manifests: {0}"
+    )]
+    NoManifests(String),
 }
 
 /// The JVM running this worker's Java plugins, started again when it died.
 pub struct JavaHost {
     settings: HostSettings,
     plugin_path: Vec<String>,
+    /// `plugin.discovery`, for the scan of a restarted JVM.
+    discovery: String,
     current: Mutex<Option<Arc<Connection>>>,
     /// Held while a new JVM starts, so tasks restarting together share one.
     respawn: tokio::sync::Mutex<()>,
@@ -87,8 +100,11 @@ impl JavaHost {
         }
         tracing::warn!("the Java plugin host is not running; starting a new one");
         let conn = Connection::spawn(&self.settings)?;
-        conn.call("scan", json!({"paths": self.plugin_path}))
-            .await?;
+        conn.call(
+            "scan",
+            json!({"paths": self.plugin_path, "discovery": self.discovery}),
+        )
+        .await?;
         *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&conn));
         Ok(conn)
     }
@@ -230,6 +246,12 @@ pub async fn install(
     if plugin_path.is_empty() {
         return Ok(None);
     }
+    let discovery = raw
+        .get(crate::config::PLUGIN_DISCOVERY)
+        .map_or("hybrid_warn".to_owned(), |d| d.trim().to_ascii_lowercase());
+    if !["only_scan", "hybrid_warn", "hybrid_fail", "service_load"].contains(&discovery.as_str()) {
+        return Err(JavaPluginError::Discovery(discovery));
+    }
     let java = find_java().map_err(|reason| JavaPluginError::NoJava {
         plugin_path: plugin_path.join(","),
         reason,
@@ -242,15 +264,28 @@ pub async fn install(
         .await
         .map_err(JavaPluginError::Scan)?;
     let scan = conn
-        .call("scan", json!({"paths": plugin_path}))
+        .call(
+            "scan",
+            json!({"paths": plugin_path, "discovery": discovery}),
+        )
         .await
         .map_err(JavaPluginError::Scan)?;
+    let without: Vec<&str> = scan["withoutManifests"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    if discovery == "hybrid_fail" && !without.is_empty() {
+        return Err(JavaPluginError::NoManifests(without.join(", ")));
+    }
     for error in scan["errors"].as_array().into_iter().flatten() {
         tracing::warn!(error = %error.as_str().unwrap_or_default(), "plugin.path: a plugin could not be loaded");
     }
     let host = Arc::new(JavaHost {
         settings,
         plugin_path: plugin_path.clone(),
+        discovery,
         current: Mutex::new(Some(conn)),
         respawn: tokio::sync::Mutex::new(()),
         config_defs: Mutex::new(Default::default()),

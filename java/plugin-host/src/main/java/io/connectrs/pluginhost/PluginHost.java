@@ -457,7 +457,7 @@ public final class PluginHost {
         List<String> paths = new ArrayList<>();
         f.path("paths").forEach(p -> paths.add(p.asText()));
         PluginScanner scanner = new PluginScanner();
-        scanner.scan(paths);
+        scanner.scan(paths, f.path("discovery").asText("hybrid_warn"));
         ObjectNode r = Protocol.MAPPER.createObjectNode();
         ArrayNode plugins = r.putArray("plugins");
         for (PluginScanner.Found found : scanner.found) {
@@ -477,6 +477,8 @@ public final class PluginHost {
             n.put("type", o[1]);
             n.put("location", o[2]);
         }
+        ArrayNode without = r.putArray("withoutManifests");
+        scanner.withoutManifests.forEach(without::add);
         ArrayNode errors = r.putArray("errors");
         scanner.errors.forEach(errors::add);
         return r;

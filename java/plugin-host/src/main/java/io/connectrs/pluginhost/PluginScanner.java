@@ -42,6 +42,16 @@ final class PluginScanner {
     final List<String[]> others = new ArrayList<>();
     final List<String> errors = new ArrayList<>();
 
+    /** Apache's {@code plugin.discovery}: only_scan, hybrid_warn, hybrid_fail, service_load. */
+    private String discovery = "hybrid_warn";
+    /** Plugins whose connectors were found by scanning only (no manifest): hybrid_fail's error. */
+    final List<String> withoutManifests = new ArrayList<>();
+
+    void scan(List<String> pluginPath, String discovery) {
+        this.discovery = discovery;
+        scan(pluginPath);
+    }
+
     void scan(List<String> pluginPath) {
         for (String entry : pluginPath) {
             Path path = Path.of(entry.trim());
@@ -100,10 +110,18 @@ final class PluginScanner {
         PluginClassLoader loader = new PluginClassLoader(
                 location.toString(), urls.toArray(new URL[0]), PluginHost.class.getClassLoader());
         int before = found.size();
-        boolean manifests = serviceLoad(loader, SourceConnector.class, "source")
-                | serviceLoad(loader, SinkConnector.class, "sink");
-        if (!manifests) {
+        boolean manifests = false;
+        if (!discovery.equals("only_scan")) {
+            manifests = serviceLoad(loader, SourceConnector.class, "source")
+                    | serviceLoad(loader, SinkConnector.class, "sink");
+        }
+        if (!manifests && !discovery.equals("service_load")) {
             reflectiveScan(loader, urls);
+            if (found.size() > before && !discovery.equals("only_scan")) {
+                withoutManifests.add(location.toString());
+                log.warn("plugin {} has connectors without META-INF/services manifests; "
+                        + "plugin.discovery=service_load would not find them", location);
+            }
         }
         listServices(loader, org.apache.kafka.connect.storage.Converter.class, "converter");
         listServices(loader, org.apache.kafka.connect.storage.HeaderConverter.class, "header_converter");
