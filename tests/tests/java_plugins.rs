@@ -1053,3 +1053,53 @@ async fn plugin_discovery_values_are_apaches() {
         }
     }
 }
+
+/// A frozen JVM (SIGSTOP: what a hung one looks like from outside) is killed once it leaves the
+/// worker's liveness ping unanswered (here 2 s): its connector and task become FAILED saying so,
+/// instead of waiting forever.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_frozen_jvm_is_killed_and_fails_what_it_ran() {
+    let w = spec("java-frozen")
+        .set("auto.restart.enable", "false")
+        .env("CONNECT_PLUGIN_HOST_PING_TIMEOUT_MS", "2000")
+        .start_worker()
+        .await;
+    let hosts = plugin_hosts_of(w.pid().expect("worker pid"));
+    assert_eq!(hosts.len(), 1, "{hosts:?}");
+    let topic = unique("java-frozen");
+    kafka::create_topics(&[&topic], 1).await;
+    let name = unique("java-frozen");
+    create_connector(
+        &w,
+        &name,
+        json!({
+            "connector.class": "connectrs.testplugins.CountingSourceConnector",
+            "topic": topic,
+            "max.records": "100000000",
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+        }),
+    )
+    .await;
+    eventually(Duration::from_secs(60), "the task running", || {
+        running_tasks(&w, &name, 1)
+    })
+    .await;
+    let _ = Command::new("kill")
+        .arg("-STOP")
+        .arg(hosts[0].to_string())
+        .status();
+    let status = eventually(
+        Duration::from_secs(30),
+        "task and connector FAILED",
+        || async {
+            let s = w.get(&format!("/connectors/{name}/status")).await.ok()?;
+            (s["tasks"][0]["state"] == "FAILED" && s["connector"]["state"] == "FAILED").then_some(s)
+        },
+    )
+    .await;
+    let trace = status["tasks"][0]["trace"].as_str().unwrap_or_default();
+    assert!(trace.contains("did not answer for 2 s"), "{status}");
+    assert!(!alive(hosts[0]), "the frozen JVM was killed");
+    assert!(w.get("/").await.is_ok(), "the worker still serves");
+    let _ = w.send("DELETE", &format!("/connectors/{name}"), None).await;
+}

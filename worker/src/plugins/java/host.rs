@@ -45,6 +45,8 @@ pub struct HostSettings {
     pub class_path: String,
     /// JVM options (heap first).
     pub jvm_options: Vec<String>,
+    /// How long the host may leave a liveness ping unanswered before it is killed.
+    pub ping_timeout: std::time::Duration,
 }
 
 /// Why a call into the host failed.
@@ -167,6 +169,8 @@ impl Connection {
             .name("java-host-read".into())
             .spawn(move || read_loop(weak, stdout))
             .map_err(|e| spawn_error(e.to_string()))?;
+        conn.runtime
+            .spawn(watch_liveness(Arc::downgrade(&conn), settings.ping_timeout));
         Ok(conn)
     }
 
@@ -419,6 +423,9 @@ impl Connection {
     }
 
     fn mark_dead(&self, why: String) {
+        if self.dead().is_some() {
+            return;
+        }
         let status = {
             let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
             let _ = child.kill();
@@ -455,6 +462,32 @@ impl Connection {
                     HostError::Died(reason.clone()).into_connect("the Java connector's host"),
                 );
             }
+        }
+    }
+}
+
+/// Pings the host (answered by its reader thread, whatever the plugins do) every
+/// `timeout / 4`; a host that does not answer within `timeout` (frozen, or its reader blocked)
+/// is killed, so the tasks it ran fail and restart in a new JVM instead of waiting forever.
+async fn watch_liveness(conn: std::sync::Weak<Connection>, timeout: std::time::Duration) {
+    loop {
+        tokio::time::sleep(timeout / 4).await;
+        let Some(c) = conn.upgrade() else { return };
+        if c.dead().is_some() {
+            return;
+        }
+        let Ok(rx) = c.request("ping", json!({})) else {
+            return;
+        };
+        drop(c);
+        if tokio::time::timeout(timeout, rx).await.is_err() {
+            if let Some(c) = conn.upgrade() {
+                c.mark_dead(format!(
+                    "it did not answer for {} s and was killed",
+                    timeout.as_secs()
+                ));
+            }
+            return;
         }
     }
 }

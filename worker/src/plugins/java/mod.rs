@@ -48,6 +48,11 @@ pub const PLUGIN_HOST_DIR_ENV: &str = "CONNECT_PLUGIN_HOST_DIR";
 pub const HEAP_OPTS_ENV: &str = "KAFKA_HEAP_OPTS";
 /// Environment: more JVM options for the host.
 pub const JVM_OPTS_ENV: &str = "CONNECT_PLUGIN_HOST_OPTS";
+/// Environment: how long (ms) the host may leave a liveness ping unanswered before the worker
+/// kills it (its tasks then fail and restart in a new JVM).
+pub const PING_TIMEOUT_ENV: &str = "CONNECT_PLUGIN_HOST_PING_TIMEOUT_MS";
+/// [`PING_TIMEOUT_ENV`] when unset: longer than any GC pause of a sanely sized heap.
+pub const DEFAULT_PING_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 /// The host's heap when [`HEAP_OPTS_ENV`] is unset.
 pub const DEFAULT_HEAP_OPTS: &str = "-Xms64M -Xmx1G";
 
@@ -229,10 +234,16 @@ fn settings(java: PathBuf, host_dir: &Path) -> HostSettings {
         .chain(extra.split_whitespace())
         .map(str::to_owned)
         .collect();
+    let ping_timeout = std::env::var(PING_TIMEOUT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|ms| *ms >= 100)
+        .map_or(DEFAULT_PING_TIMEOUT, std::time::Duration::from_millis);
     HostSettings {
         java,
         class_path,
         jvm_options,
+        ping_timeout,
     }
 }
 

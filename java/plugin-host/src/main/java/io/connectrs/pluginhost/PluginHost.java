@@ -222,6 +222,8 @@ public final class PluginHost {
                 r.put("kafka.version", org.apache.kafka.common.utils.AppInfoParser.getVersion());
                 protocol.reply(id, r);
             }
+            // Answered by this reader thread at once: the worker's liveness check.
+            case "ping" -> protocol.reply(id, NullNode.getInstance());
             case "scan" -> submit(shared, PluginHost.class.getClassLoader(), id, () -> scan(f));
             case "configDef" -> {
                 PluginScanner.Found c = connectorClass(f.path("class").asText());
