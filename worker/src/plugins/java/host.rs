@@ -476,11 +476,17 @@ async fn watch_liveness(conn: std::sync::Weak<Connection>, timeout: std::time::D
         if c.dead().is_some() {
             return;
         }
-        let Ok(rx) = c.request("ping", json!({})) else {
+        let Ok(mut rx) = c.request("ping", json!({})) else {
             return;
         };
         drop(c);
-        if tokio::time::timeout(timeout, rx).await.is_err() {
+        // A second, short chance: after this worker was itself paused (SIGSTOP), the answer
+        // may be waiting in the pipe when the first timeout fires.
+        if tokio::time::timeout(timeout, &mut rx).await.is_err()
+            && tokio::time::timeout(std::time::Duration::from_secs(2), &mut rx)
+                .await
+                .is_err()
+        {
             if let Some(c) = conn.upgrade() {
                 c.mark_dead(format!(
                     "it did not answer for {} s and was killed",
