@@ -91,7 +91,7 @@ kafka_pid=$!
 pg_pid=$!
 # The Java plugin host (cached in .local/plugin-host) and Debezium's Postgres connector laid out
 # as a plugin.path directory (.local/plugins), and the project's own test plugins
-# (.local/test-plugins), for tests/tests/java_plugins.rs: Maven Central, once; seconds when cached.
+# (.local/test-plugins), for tests/tests/java_plugins/: Maven Central, once; seconds when cached.
 (
   "$root/deploy/plugin-host.sh" build && "$root/tests/cdc/debezium-plugin.sh" \
     && "$root/tests/java-plugins/build.sh"

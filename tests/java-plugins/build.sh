@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Java plugins the project writes for its tests (tests/tests/java_plugins.rs), compiled
+# The Java plugins the project writes for its tests (tests/tests/java_plugins/), compiled
 # against the plugin host's Kafka jars (deploy/plugin-host.sh build first) into a plugin.path
 # directory: .local/test-plugins/<plugin>/<plugin>.jar. Prints that plugin.path.
 #

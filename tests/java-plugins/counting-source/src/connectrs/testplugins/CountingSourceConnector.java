@@ -10,7 +10,7 @@ import org.apache.kafka.connect.source.ExactlyOnceSupport;
 import org.apache.kafka.connect.source.SourceConnector;
 
 /**
- * A Java source plugin for the worker's tests (tests/tests/java_plugins.rs): its one task counts
+ * A Java source plugin for the worker's tests (tests/tests/java_plugins/): its one task counts
  * 0, 1, 2, ... into {@code topic} (up to {@code max.records}), its offset the next number, and
  * with a transaction context asks for a commit after every {@code boundary.every}-th record.
  */

@@ -16,7 +16,7 @@ import org.apache.kafka.connect.connector.Task;
 import org.apache.kafka.connect.sink.SinkConnector;
 
 /**
- * A Java sink plugin for the worker's tests (tests/tests/java_plugins.rs): its task appends what
+ * A Java sink plugin for the worker's tests (tests/tests/java_plugins/): its task appends what
  * it is given to a file — OPEN/CLOSE of partitions, each record flushed, STOP — and reports the
  * records whose value is {@code fail.on} as errant.
  */
