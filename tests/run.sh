@@ -92,6 +92,14 @@ kafka_pid=$!
   rest_client_venvs >"$svc_dir/venvs.out" 2>&1 || cat "$svc_dir/venvs.out" >&2
 ) &
 pg_pid=$!
+# The Java plugin host (cached in .local/plugin-host) and Debezium's Postgres connector laid out
+# as a plugin.path directory (.local/plugins), and the project's own test plugins
+# (.local/test-plugins), for tests/tests/java_plugins/: Maven Central, once; seconds when cached.
+(
+  "$root/deploy/plugin-host.sh" build && "$root/tests/cdc/debezium-plugin.sh" \
+    && "$root/tests/java-plugins/build.sh"
+) >"$svc_dir/plugins.out" 2>"$svc_dir/plugins.err" &
+plugins_pid=$!
 
 if [ "${CI:-}" = true ]; then
   cargo fmt --all -- --check
@@ -107,6 +115,7 @@ if [ "${#cargo_args[@]}" = 0 ]; then
 fi
 
 wait "$kafka_pid" "$pg_pid"
+wait "$plugins_pid" || { echo "tests/run.sh: building the Java plugin host failed:" >&2; cat "$svc_dir/plugins.err" >&2; exit 1; }
 for s in kafka kafka-secure kafka-n3 kafka-tv1 postgres s3 registry; do
   [ -s "$svc_dir/$s.env" ] || { echo "tests/run.sh: $s did not start" >&2; exit 1; }
   cat "$svc_dir/$s.err" >&2

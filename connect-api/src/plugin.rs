@@ -68,8 +68,11 @@ pub struct PluginDesc {
     pub task_aliases: &'static [&'static str],
 }
 
-type SourceFactory = fn() -> Box<dyn DynSourceConnector>;
-type SinkFactory = fn() -> Box<dyn DynSinkConnector>;
+/// Makes a fresh source connector instance (a compiled-in type, or an adapter of an
+/// out-of-process plugin holding its host).
+pub type SourceFactory = std::sync::Arc<dyn Fn() -> Box<dyn DynSourceConnector> + Send + Sync>;
+/// Makes a fresh sink connector instance.
+pub type SinkFactory = std::sync::Arc<dyn Fn() -> Box<dyn DynSinkConnector> + Send + Sync>;
 
 #[derive(Clone)]
 enum Factory {
@@ -131,10 +134,13 @@ impl TaskInstance {
     }
 }
 
-/// The set of connector plugins compiled into the binary.
+/// The connector plugins this worker can run: the ones compiled into the binary and those of
+/// `plugin.path` the worker registered at start-up.
 #[derive(Clone, Default)]
 pub struct PluginRegistry {
     entries: Vec<Entry>,
+    /// Classes known to exist (e.g. found in `plugin.path`) that this worker cannot run, and why.
+    refused: Vec<(String, String)>,
 }
 
 impl fmt::Debug for PluginRegistry {
@@ -173,7 +179,29 @@ impl PluginRegistry {
     pub fn register_source<C: SourceConnector + Default>(&mut self, desc: PluginDesc) -> &mut Self {
         self.entries.push(Entry {
             desc,
-            factory: Factory::Source(box_source::<C>),
+            factory: Factory::Source(std::sync::Arc::new(box_source::<C>)),
+        });
+        self
+    }
+
+    /// Registers a sink connector made by `factory` (e.g. a Java plugin's adapter).
+    pub fn register_sink_factory(&mut self, desc: PluginDesc, factory: SinkFactory) -> &mut Self {
+        self.entries.push(Entry {
+            desc,
+            factory: Factory::Sink(factory),
+        });
+        self
+    }
+
+    /// Registers a source connector made by `factory` (e.g. a Java plugin's adapter).
+    pub fn register_source_factory(
+        &mut self,
+        desc: PluginDesc,
+        factory: SourceFactory,
+    ) -> &mut Self {
+        self.entries.push(Entry {
+            desc,
+            factory: Factory::Source(factory),
         });
         self
     }
@@ -181,9 +209,25 @@ impl PluginRegistry {
     pub fn register_sink<C: SinkConnector + Default>(&mut self, desc: PluginDesc) -> &mut Self {
         self.entries.push(Entry {
             desc,
-            factory: Factory::Sink(box_sink::<C>),
+            factory: Factory::Sink(std::sync::Arc::new(box_sink::<C>)),
         });
         self
+    }
+
+    /// Records a class that exists but cannot run here (a Java sink connector, a Java converter
+    /// or transformation of `plugin.path`): naming it is an error saying `reason`.
+    pub fn refuse(&mut self, class: impl Into<String>, reason: impl Into<String>) -> &mut Self {
+        self.refused.push((class.into(), reason.into()));
+        self
+    }
+
+    /// Why `name` (a class name or simple name) cannot run here, if it is a refused class.
+    pub fn refusal(&self, name: &str) -> Option<&str> {
+        let name = name.trim();
+        self.refused
+            .iter()
+            .find(|(class, _)| class == name || names_match(class, name))
+            .map(|(_, reason)| reason.as_str())
     }
 
     /// What `GET /connector-plugins` lists (connectors only), sorted by class as Connect does.
@@ -243,6 +287,10 @@ impl PluginRegistry {
             n.extend_from_slice(e.desc.aliases);
             n
         })
+        .map_err(|e| match self.refusal(name) {
+            Some(reason) => ConnectError::config(reason.to_owned()),
+            None => e,
+        })
     }
 
     /// The description of the connector `name` resolves to.
@@ -253,7 +301,7 @@ impl PluginRegistry {
 
     /// A fresh connector instance by class name or alias.
     pub fn create_connector(&self, name: &str) -> Result<ConnectorInstance> {
-        Ok(match self.find_connector(name)?.factory {
+        Ok(match &self.find_connector(name)?.factory {
             Factory::Source(f) => ConnectorInstance::Source(f()),
             Factory::Sink(f) => ConnectorInstance::Sink(f()),
         })
@@ -268,9 +316,31 @@ impl PluginRegistry {
                 n
             })
             .map_err(|_| ConnectError::config(format!("Unknown task class {task_class}")))?;
-        Ok(match entry.factory {
+        Ok(match &entry.factory {
             Factory::Source(f) => TaskInstance::Source(f().create_task()),
             Factory::Sink(f) => TaskInstance::Sink(f().create_task()),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_class_is_an_error_naming_why() {
+        let mut r = PluginRegistry::new();
+        r.refuse("com.example.JdbcSinkConnector", "not here yet");
+        assert_eq!(r.refusal("JdbcSink"), Some("not here yet"));
+        assert_eq!(
+            r.refusal("com.example.JdbcSinkConnector"),
+            Some("not here yet")
+        );
+        assert_eq!(r.refusal("Other"), None);
+        let Err(e) = r.create_connector("com.example.JdbcSinkConnector") else {
+            panic!("a refused class does not instantiate");
+        };
+        assert_eq!(e.message(), "not here yet");
+        assert!(r.create_connector("Other").is_err());
     }
 }

@@ -18,6 +18,7 @@ mod golden_apache;
 mod group_security;
 mod herder_api;
 mod internal_topics;
+mod java_plugins;
 mod kafka_transactions;
 mod logging;
 mod metrics;

@@ -44,7 +44,7 @@ const IGNORED: &[(&str, &str)] = &[
     ("source.version", "the connector's version"),
 ];
 
-fn strip(record: &mut Value) {
+pub(crate) fn strip(record: &mut Value) {
     let Some(payload) = record.pointer_mut("/value/payload") else {
         return;
     };
@@ -66,7 +66,7 @@ fn strip(record: &mut Value) {
 }
 
 /// Where two JSON values differ: one line per differing leaf, with its path.
-fn differences(path: &str, ours: &Value, theirs: &Value, out: &mut Vec<String>) {
+pub(crate) fn differences(path: &str, ours: &Value, theirs: &Value, out: &mut Vec<String>) {
     match (ours, theirs) {
         (Value::Object(a), Value::Object(b)) => {
             let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
@@ -94,7 +94,7 @@ fn differences(path: &str, ours: &Value, theirs: &Value, out: &mut Vec<String>) 
     }
 }
 
-async fn drop_slot_and_publication(db: &sqlx::PgPool, slot: &str) {
+pub(crate) async fn drop_slot_and_publication(db: &sqlx::PgPool, slot: &str) {
     for _ in 0..50 {
         let _ = sqlx::query(
             "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active",

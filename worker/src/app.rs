@@ -48,6 +48,9 @@ pub enum StartError {
     /// A standalone worker's offsets file that cannot be read (the message names it).
     #[error("{0}")]
     OffsetsFile(StorageError),
+    /// `plugin.path` is set and its plugins could not be made available (no Java, no host).
+    #[error(transparent)]
+    JavaPlugins(#[from] crate::plugins::java::JavaPluginError),
     /// A standalone worker's connector file whose connector could not be created.
     #[error("Failed to create connector for {path}: {message}")]
     ConnectorFile { path: String, message: String },
@@ -228,7 +231,10 @@ async fn run(c: Composition) -> Result<(), StartError> {
         shutdown,
         standalone,
     } = c;
-    let registry = Arc::new(connect_connectors::builtin_plugins());
+    let mut registry = connect_connectors::builtin_plugins();
+    // A JVM only when plugin.path names plugins.
+    crate::plugins::java::install(&config.raw, &mut registry).await?;
+    let registry = Arc::new(registry);
     let track_topics = config
         .raw
         .get(crate::config::TOPIC_TRACKING_ENABLE)

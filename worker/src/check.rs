@@ -174,9 +174,16 @@ pub async fn run(path: &Path, kafka: bool) -> Report {
     let (mut findings, config) = check_properties(path);
     let mut report = Report::default();
     if let (Some(config), true) = (config, kafka) {
-        let registry = connect_connectors::builtin_plugins();
-        findings.extend(check_cluster(&config, &registry).await);
-        report.cluster_checked = true;
+        let mut registry = connect_connectors::builtin_plugins();
+        // With plugin.path, the Java connectors found there count as start-up would find them
+        // (a JVM runs for the check's duration).
+        match crate::plugins::java::install(&config.raw, &mut registry).await {
+            Ok(_) => {
+                findings.extend(check_cluster(&config, &registry).await);
+                report.cluster_checked = true;
+            }
+            Err(e) => findings.push(Finding::Refused(e.to_string())),
+        }
     }
     report.findings = findings;
     report
@@ -442,7 +449,7 @@ mod tests {
     #[test]
     fn unused_keys_are_listed_with_what_happens_to_them() {
         let raw = config::properties::parse(
-            "group.id=g\nplugin.path=/usr/share/java\nfoo.bar=1\nproducer.linger.ms=5\n",
+            "group.id=g\nmetric.reporters=x.Y\nfoo.bar=1\nproducer.linger.ms=5\n",
         );
         let found = unused_keys(raw.keys());
         assert_eq!(found.len(), 2, "{found:?}");
@@ -453,7 +460,7 @@ mod tests {
         assert!(
             found[1]
                 .to_string()
-                .starts_with("IGNORED plugin.path: Java plugins are not loaded by this worker"),
+                .starts_with("IGNORED metric.reporters: Java metrics reporters do not exist"),
             "{}",
             found[1]
         );
@@ -690,7 +697,7 @@ mod tests {
         let path = dir.join("w.properties");
         std::fs::write(
             &path,
-            "bootstrap.servers=localhost:9092\ngroup.id=g\nplugin.path=/x\n\
+            "bootstrap.servers=localhost:9092\ngroup.id=g\nmetric.reporters=x.Y\n\
              key.converter=org.apache.kafka.connect.json.JsonConverter\n\
              value.converter=org.apache.kafka.connect.json.JsonConverter\n\
              config.storage.topic=c\noffset.storage.topic=o\nstatus.storage.topic=s\n\
@@ -704,8 +711,8 @@ mod tests {
             findings,
             vec![
                 Finding::Ignored {
-                    key: "plugin.path".into(),
-                    reason: match config::key_use("plugin.path") {
+                    key: "metric.reporters".into(),
+                    reason: match config::key_use("metric.reporters") {
                         KeyUse::Ignored(r) => r,
                         other => panic!("{other:?}"),
                     },

@@ -11,6 +11,8 @@
 //! - [`runtime`]: connector and task instances: the source and sink task runners
 //! - [`rest`]: the REST API (axum), one module per resource: parse, ask the herder, answer
 //! - [`peer`]: the HTTP client between workers (forwarding, signed internal requests)
+//! - [`plugins`]: the Java connectors of `plugin.path`, run in a JVM this worker supervises and
+//!   adapted to the connector traits (registered in the `PluginRegistry` at start-up)
 //! - [`logging`]: log levels changed at run time
 //! - [`metrics`]: the Prometheus metrics (`GET /metrics`), Connect's metric groups and names
 //! - [`security`]: TLS and SASL settings of the Kafka connections, as plain values
@@ -25,8 +27,8 @@
 //! data and offsets -> status topic -> REST reads status.
 //!
 //! Module order, each importing only those after it: `main` -> [`check`] -> [`app`] -> [`rest`] ->
-//! [`herder`] -> [`runtime`], [`peer`] -> [`storage`], [`cluster`], [`config`] -> [`task_id`],
-//! [`logging`], [`metrics`], [`security`] -> `connect-api`.
+//! [`herder`] -> [`runtime`], [`peer`] -> [`plugins`] -> [`storage`], [`cluster`], [`config`] ->
+//! [`task_id`], [`logging`], [`metrics`], [`security`] -> `connect-api`.
 
 pub mod app;
 pub mod check;
@@ -36,6 +38,7 @@ pub mod herder;
 pub mod logging;
 pub mod metrics;
 pub mod peer;
+pub mod plugins;
 pub mod rest;
 pub mod runtime;
 pub mod security;

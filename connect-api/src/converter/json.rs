@@ -250,6 +250,13 @@ impl JsonConverter {
         let value = to_connect(schema.as_ref(), payload, &self.opts)?;
         Ok(SchemaAndValue::new(schema, value))
     }
+
+    /// The envelope's `payload` alone -> Connect data, for a schema already read (what
+    /// [`Self::from_json_value`] does after reading the envelope's `schema`): lets a reader of
+    /// many records of one schema read the schema once.
+    pub fn payload_to_connect(&self, schema: Option<&Schema>, payload: &Json) -> Result<Value> {
+        to_connect(schema, payload, &self.opts)
+    }
 }
 
 impl Converter for JsonConverter {
@@ -699,6 +706,18 @@ fn int_of<T: TryFrom<i64>>(schema: &Schema, json: &Json) -> Result<T> {
         })
 }
 
+/// A JSON number, or NaN and the infinities as Jackson writes them ([`number_f64`]'s
+/// strings). Apache's reader turns those strings into 0.0; read back here they stay what was
+/// written (a Java plugin's NaN crosses to the worker as Apache's JsonConverter wrote it).
+fn float_of(json: &Json) -> Option<f64> {
+    match json {
+        Json::String(s) if s == "NaN" => Some(f64::NAN),
+        Json::String(s) if s == "Infinity" => Some(f64::INFINITY),
+        Json::String(s) if s == "-Infinity" => Some(f64::NEG_INFINITY),
+        other => other.as_f64(),
+    }
+}
+
 /// JSON payload -> Connect value (Java's `convertToConnect`).
 pub(crate) fn to_connect(
     schema: Option<&Schema>,
@@ -746,8 +765,8 @@ pub(crate) fn to_connect(
         T::Int16 => Value::Int16(int_of(schema, json)?),
         T::Int32 => Value::Int32(int_of(schema, json)?),
         T::Int64 => Value::Int64(int_of(schema, json)?),
-        T::Float32 => Value::Float32(json.as_f64().ok_or_else(mismatch)? as f32),
-        T::Float64 => Value::Float64(json.as_f64().ok_or_else(mismatch)?),
+        T::Float32 => Value::Float32(float_of(json).ok_or_else(mismatch)? as f32),
+        T::Float64 => Value::Float64(float_of(json).ok_or_else(mismatch)?),
         T::Boolean => Value::Boolean(json.as_bool().ok_or_else(mismatch)?),
         T::String => Value::String(json.as_str().ok_or_else(mismatch)?.to_owned()),
         T::Bytes => Value::Bytes(
@@ -879,6 +898,24 @@ mod tests {
                 .unwrap();
             assert_eq!(String::from_utf8(out).unwrap(), java);
         }
+    }
+
+    #[test]
+    fn nan_and_infinities_read_back_from_jacksons_strings() {
+        let opts = JsonOptions::default();
+        let read = |schema: &Schema, text: &str| {
+            to_connect(Some(schema), &serde_json::from_str(text).unwrap(), &opts)
+        };
+        assert!(matches!(read(&Schema::float32(), "\"NaN\""), Ok(Value::Float32(f)) if f.is_nan()));
+        assert_eq!(
+            read(&Schema::float64(), "\"-Infinity\"").unwrap(),
+            Value::Float64(f64::NEG_INFINITY)
+        );
+        assert_eq!(
+            read(&Schema::float64(), "\"Infinity\"").unwrap(),
+            Value::Float64(f64::INFINITY)
+        );
+        assert!(read(&Schema::float64(), "\"nan\"").is_err());
     }
 
     #[test]

@@ -1,7 +1,11 @@
 //! Postgres CDC benchmark: Debezium 3.6.1's Postgres connector on Apache Kafka Connect 4.3.2
-//! (tests/cdc/debezium.sh, standalone) and this worker's `PostgresCdcSourceConnector`, the same
-//! table and load one after the other against the same PostgreSQL and broker (prints figures;
-//! not a test). Figures of a run: tests/cdc/BENCH.md.
+//! (tests/cdc/debezium.sh, standalone), the same Debezium jars on this worker through
+//! `plugin.path` (its Java plugin host: tests/cdc/debezium-plugin.sh, deploy/plugin-host.sh), and
+//! this worker's `PostgresCdcSourceConnector`, the same table and load one after the other
+//! against the same PostgreSQL and broker (prints figures; not a test). Figures of a run:
+//! tests/cdc/BENCH.md. For Debezium on this worker, CPU seconds and peak RSS are the worker's
+//! plus its JVM's (the sum of both peaks: an upper bound of their peak together); the JVM runs
+//! with the host's default heap (`-Xms64M -Xmx1G`, `KAFKA_HEAP_OPTS` to change it).
 //!
 //! The table: `id bigint PRIMARY KEY, a integer, b text, c timestamptz, d numeric(12,2)`,
 //! `rows` rows. Per connector, with a fresh slot, publication and topic prefix:
@@ -149,16 +153,20 @@ async fn drop_slot(db: &sqlx::PgPool, slot: &str) {
         .await;
 }
 
-/// Both phases against a started process `pid` whose connector writes `topic`.
+/// Both phases against started processes `pids` (their CPU and peak RSS added up) whose
+/// connector writes `topic`.
 async fn measure(
     db: &sqlx::PgPool,
     table: &str,
     topic: &str,
-    pid: i32,
+    pids: &[i32],
     cpu_start: f64,
     rows: i64,
     n_changes: i64,
 ) -> Run {
+    let cpu_seconds = |_: i32| pids.iter().map(|p| cpu_seconds(*p)).sum::<f64>();
+    let peak_rss_kib = |_: i32| pids.iter().map(|p| peak_rss_kib(*p)).sum::<u64>();
+    let pid = pids[0];
     let timeout = Duration::from_secs(1800);
     let t = topic.to_owned();
     tokio::task::spawn_blocking(move || wait_for(&t, rows, timeout))
@@ -238,7 +246,7 @@ async fn debezium(db: &sqlx::PgPool, table: &str, rows: i64, n_changes: i64) -> 
         .trim()
         .parse()
         .unwrap();
-    let run = measure(db, table, &topic, pid, 0.0, rows, n_changes).await;
+    let run = measure(db, table, &topic, &[pid], 0.0, rows, n_changes).await;
     let _ = Command::new(&script)
         .arg("stop")
         .env("DEBEZIUM_RUN", &run_dir)
@@ -280,8 +288,109 @@ async fn ours(db: &sqlx::PgPool, table: &str, rows: i64, n_changes: i64) -> Run 
         )
         .await;
     assert_eq!(status, 201, "{body}");
-    let run = measure(db, table, &topic, pid, cpu_start, rows, n_changes).await;
+    let run = measure(db, table, &topic, &[pid], cpu_start, rows, n_changes).await;
     let _ = w.send("DELETE", "/connectors/cdc-bench", None).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    drop(w);
+    drop_slot(db, &slot).await;
+    let g = &spec.group_id;
+    delete_topics(&[
+        topic,
+        format!("{g}-configs"),
+        format!("{g}-offsets"),
+        format!("{g}-status"),
+    ])
+    .await;
+    run
+}
+
+/// The plugin host JVM the worker `parent` started.
+fn plugin_host_of(parent: i32) -> Option<i32> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid = entry.file_name().to_string_lossy().parse::<i32>().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            let ppid = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|p| p.parse::<i32>().ok())?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            (ppid == parent
+                && String::from_utf8_lossy(&cmdline).contains("io.connectrs.pluginhost.PluginHost"))
+            .then_some(pid)
+        })
+}
+
+/// Debezium's jars in this worker's `plugin.path`: its Java plugin host runs them.
+async fn debezium_here(db: &sqlx::PgPool, table: &str, rows: i64, n_changes: i64) -> Run {
+    for script in ["deploy/plugin-host.sh", "tests/cdc/debezium-plugin.sh"] {
+        let out = Command::new(root().join(script))
+            .arg("build")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{script}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let plugin_path = root().join(".local/plugins");
+    let spec = ClusterSpec::new("cdcbench-java")
+        .set("exactly.once.source.support", "disabled")
+        .set("plugin.path", &plugin_path.display().to_string());
+    let w: WorkerProc = spec.start_worker().await;
+    let pid = w.pid().expect("worker pid");
+    let jvm = plugin_host_of(pid).expect("the worker's plugin host");
+    let prefix = unique("cdcbench-java").replace('-', "_");
+    let slot = prefix.clone();
+    let topic = format!("{prefix}.public.{table}");
+    kafka::create_topics(&[&topic], 1).await;
+    let url = database_url();
+    let rest = url.split_once("://").map_or(url.as_str(), |(_, r)| r);
+    let (auth, rest) = rest.rsplit_once('@').unwrap_or(("postgres", rest));
+    let (user, password) = auth.split_once(':').unwrap_or((auth, ""));
+    let (host_port, dbname) = rest.split_once('/').unwrap_or((rest, "postgres"));
+    let (host, port) = host_port.rsplit_once(':').unwrap_or((host_port, "5432"));
+    let config = json!({
+        "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+        "tasks.max": "1",
+        "database.hostname": host,
+        "database.port": port,
+        "database.user": user,
+        "database.password": password,
+        "database.dbname": dbname.split('?').next().unwrap_or("postgres"),
+        "topic.prefix": prefix,
+        "plugin.name": "pgoutput",
+        "slot.name": slot,
+        "publication.name": format!("{slot}_pub"),
+        "publication.autocreate.mode": "filtered",
+        "table.include.list": format!("public\\.{table}"),
+        "snapshot.mode": "initial",
+        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "key.converter.schemas.enable": "true",
+        "value.converter.schemas.enable": "true",
+    });
+    let cpu_start = cpu_seconds(pid) + cpu_seconds(jvm);
+    let (status, body) = w
+        .send(
+            "POST",
+            "/connectors",
+            Some(json!({"name": "cdc-bench-java", "config": config})),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let run = measure(db, table, &topic, &[pid, jvm], cpu_start, rows, n_changes).await;
+    println!(
+        "  of which the worker: {:.1} CPU s, peak RSS {:.1} MiB; the JVM: {:.1} CPU s, peak RSS {:.1} MiB (both from the worker's start)",
+        cpu_seconds(pid),
+        peak_rss_kib(pid) as f64 / 1024.0,
+        cpu_seconds(jvm),
+        peak_rss_kib(jvm) as f64 / 1024.0
+    );
+    let _ = w.send("DELETE", "/connectors/cdc-bench-java", None).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     drop(w);
     drop_slot(db, &slot).await;
@@ -331,14 +440,33 @@ async fn main() {
     .await
     .unwrap();
     println!("table {table}: {rows} rows; {n_changes} changes");
-    // `CDC_BENCH_ONLY=ours`: this worker alone (to iterate on its figures; ratios come from
-    // runs of both).
+    // CDC_BENCH_ONLY=java: Debezium on this worker alone (profiling the Java plugin path).
+    if std::env::var("CDC_BENCH_ONLY").as_deref() == Ok("java") {
+        let here = debezium_here(&db, &table, rows, n_changes).await;
+        print("Debezium 3.6.1 / this worker", &here, rows, n_changes);
+        let _ = sqlx::query(&format!("DROP TABLE {table}"))
+            .execute(&db)
+            .await;
+        return;
+    }
+    // `CDC_BENCH_ONLY=ours`: the native connector alone (to iterate on its figures; ratios come
+    // from runs of all).
     let only_ours = std::env::var("CDC_BENCH_ONLY").is_ok_and(|v| v == "ours");
     let dbz = if only_ours {
         Run::default()
     } else {
         let dbz = debezium(&db, &table, rows, n_changes).await;
         print("Debezium 3.6.1 / Connect 4.3.2", &dbz, rows, n_changes);
+        let here = debezium_here(&db, &table, rows, n_changes).await;
+        print("Debezium 3.6.1 / this worker", &here, rows, n_changes);
+        println!(
+            "Debezium here / on Apache: snapshot {:.2}x rec/s, {:.2}x CPU s; streaming {:.2}x rec/s, {:.2}x CPU s; peak RSS {:.3}x",
+            here.snapshot.rate / dbz.snapshot.rate,
+            here.snapshot.cpu / dbz.snapshot.cpu,
+            here.stream.rate / dbz.stream.rate,
+            here.stream.cpu / dbz.stream.cpu,
+            here.rss_kib as f64 / dbz.rss_kib as f64
+        );
         dbz
     };
     let our = ours(&db, &table, rows, n_changes).await;

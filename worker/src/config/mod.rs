@@ -88,8 +88,10 @@ pub const REST_BASIC_AUTH_JAAS_FILE: &str = "rest.basic.auth.jaas.file";
 /// unset, they are refused (see [`connect_api::FileAccess`]).
 pub const FILE_CONNECTOR_ALLOWED_DIRS: &str = connect_api::file_access::ALLOWED_DIRS_CONFIG;
 
-/// Why a Java plugin key means nothing here.
-const NO_JAVA_PLUGINS: &str = "Java plugins are not loaded by this worker; only its built-in connectors, converters and transforms run";
+/// Apache's `plugin.path`: directories and jars of Java plugins, run by `crate::plugins::java`.
+pub const PLUGIN_PATH: &str = "plugin.path";
+/// Apache's `plugin.discovery` (accepted; see docs/java-plugins.md for what discovery does).
+pub const PLUGIN_DISCOVERY: &str = "plugin.discovery";
 /// Why a Java metrics key means nothing here.
 const NO_JAVA_METRICS: &str =
     "Java metrics reporters do not exist in this worker; its metrics are served at GET /metrics";
@@ -99,8 +101,6 @@ const TOP_LEVEL_CLIENT_KEY: &str = "a Java client setting of Apache's internal-t
 
 /// Keys of Connect's worker config that this worker accepts but does not act on, and why.
 const IGNORED_KEYS: &[(&str, &str)] = &[
-    ("plugin.path", NO_JAVA_PLUGINS),
-    ("plugin.discovery", NO_JAVA_PLUGINS),
     ("client.dns.lookup", TOP_LEVEL_CLIENT_KEY),
     ("metric.reporters", NO_JAVA_METRICS),
     ("metrics.num.samples", NO_JAVA_METRICS),
@@ -620,6 +620,8 @@ impl WorkerConfig {
 }
 
 const KNOWN_KEYS: &[&str] = &[
+    PLUGIN_PATH,
+    PLUGIN_DISCOVERY,
     STUCK_TRANSACTION_TIMEOUT_MS,
     auto_restart::AUTO_RESTART_ENABLE,
     auto_restart::AUTO_RESTART_BACKOFF_INITIAL_MS,
@@ -1025,7 +1027,7 @@ mod tests {
             key_use(override_policy::CONNECTOR_CLIENT_POLICY_CLASS_CONFIG),
             KeyUse::Applied
         );
-        assert_eq!(key_use("plugin.path"), KeyUse::Ignored(NO_JAVA_PLUGINS));
+        assert_eq!(key_use("plugin.path"), KeyUse::Applied);
         assert_eq!(
             key_use("metric.reporters"),
             KeyUse::Ignored(NO_JAVA_METRICS)

@@ -98,6 +98,19 @@ impl HerderHandle {
             .into_iter()
             .chain(converters),
         );
+        // A converter, transformation or predicate class found in plugin.path that does not run
+        // here yet: said on its key rather than left as "not found".
+        for (key, value) in props {
+            let names_class = matches!(
+                key.as_str(),
+                "key.converter" | "value.converter" | "header.converter"
+            ) || ((key.starts_with("transforms.")
+                || key.starts_with("predicates."))
+                && key.ends_with(".type"));
+            if let Some(reason) = names_class.then(|| self.registry.refusal(value)).flatten() {
+                infos.add_error(key, reason);
+            }
+        }
         match &instance {
             ConnectorInstance::Sink(_) => {
                 for (key, message) in connect_api::config::sink_topic_errors(props) {

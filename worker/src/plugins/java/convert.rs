@@ -1,0 +1,239 @@
+//! What the host sends, as this workspace's types: Java `ConfigDef` keys, `ConfigValue`s and
+//! source records (key and value as Apache's JsonConverter payloads, their schemas sent once per
+//! task and named by id; headers as JsonConverter envelopes).
+
+use connect_api::config::{ConfigType, DefaultValue, Importance, TypedValue, Width, parse_type};
+use connect_api::converter::{JsonConverter, as_connect_schema};
+use connect_api::data::{Schema, Value as Data};
+use connect_api::record::Headers;
+use connect_api::{ConfigDef, ConfigKey, ConfigValue, ConnectError, SourceRecord};
+use serde_json::Value;
+
+fn config_type(name: &str) -> ConfigType {
+    match name {
+        "BOOLEAN" => ConfigType::Boolean,
+        "INT" => ConfigType::Int,
+        "SHORT" => ConfigType::Short,
+        "LONG" => ConfigType::Long,
+        "DOUBLE" => ConfigType::Double,
+        "LIST" => ConfigType::List,
+        "CLASS" => ConfigType::Class,
+        "PASSWORD" => ConfigType::Password,
+        _ => ConfigType::String,
+    }
+}
+
+fn typed(raw: &str, ty: ConfigType) -> TypedValue {
+    parse_type(raw, ty).unwrap_or_else(|_| TypedValue::String(raw.to_owned()))
+}
+
+/// The keys of the host's `configDef` answer.
+pub(super) fn config_def(keys: &Value) -> ConfigDef {
+    let mut def = ConfigDef::new();
+    for k in keys.as_array().into_iter().flatten() {
+        let text = |f: &str| k[f].as_str().map(str::to_owned);
+        let ty = config_type(k["type"].as_str().unwrap_or_default());
+        let importance = match k["importance"].as_str() {
+            Some("HIGH") => Importance::High,
+            Some("MEDIUM") => Importance::Medium,
+            _ => Importance::Low,
+        };
+        let mut key = ConfigKey::new(
+            text("name").unwrap_or_default(),
+            ty,
+            importance,
+            text("documentation").unwrap_or_default(),
+        );
+        key.documentation = text("documentation");
+        key.default = if k["required"].as_bool() == Some(true) {
+            DefaultValue::Required
+        } else {
+            match k["default"].as_str() {
+                Some(d) => DefaultValue::Value(typed(d, ty)),
+                None => DefaultValue::Null,
+            }
+        };
+        key.group = text("group");
+        key.order_in_group = k["orderInGroup"]
+            .as_i64()
+            .and_then(|o| i32::try_from(o).ok())
+            .unwrap_or(-1);
+        key.width = match k["width"].as_str() {
+            Some("SHORT") => Width::Short,
+            Some("MEDIUM") => Width::Medium,
+            Some("LONG") => Width::Long,
+            _ => Width::None,
+        };
+        key.display_name = text("displayName").unwrap_or_else(|| key.name.clone());
+        key.dependents = k["dependents"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|d| d.as_str().map(str::to_owned))
+            .collect();
+        def = def.define(key);
+    }
+    def
+}
+
+/// The values of the host's `validate` answer (typed by `def`'s keys).
+pub(super) fn config_values(values: &Value, def: &ConfigDef) -> Vec<ConfigValue> {
+    values
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| {
+            let name = v["name"].as_str().unwrap_or_default();
+            let ty = def.key(name).map_or(ConfigType::String, |k| k.config_type);
+            let mut out = ConfigValue::new(name);
+            out.value = v["value"].as_str().map(|s| typed(s, ty));
+            out.recommended_values = v["recommendedValues"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r.as_str().map(|s| typed(s, ty)))
+                .collect();
+            out.errors = v["errors"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.as_str().map(str::to_owned))
+                .collect();
+            out.visible = v["visible"].as_bool().unwrap_or(true);
+            out
+        })
+        .collect()
+}
+
+fn schema_and_value(
+    json: &JsonConverter,
+    node: &Value,
+) -> Result<(Option<Schema>, Data), ConnectError> {
+    if node.is_null() {
+        return Ok((None, Data::Null));
+    }
+    let sv = json.from_json_value(node)?;
+    Ok((sv.schema, sv.value))
+}
+
+/// The schemas a task's records name by id (a `task.poll` answer's `schemas` adds to them).
+pub(super) type Schemas = std::collections::HashMap<u64, Option<Schema>>;
+
+/// Reads the `schemas` of a `task.poll` answer (`id -> JsonConverter schema`) into `known`.
+pub(super) fn add_schemas(known: &mut Schemas, answer: &Value) -> Result<(), ConnectError> {
+    for (id, schema) in answer["schemas"].as_object().into_iter().flatten() {
+        let id = id
+            .parse()
+            .map_err(|_| ConnectError::data(format!("schema id {id} is not a number")))?;
+        known.insert(id, as_connect_schema(schema)?);
+    }
+    Ok(())
+}
+
+fn payload(
+    json: &JsonConverter,
+    schemas: &Schemas,
+    schema_id: &Value,
+    payload: &Value,
+) -> Result<(Option<Schema>, Data), ConnectError> {
+    let schema = match schema_id.as_u64() {
+        None => None,
+        Some(id) => schemas
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| ConnectError::data(format!("a record names unknown schema {id}")))?,
+    };
+    let value = json.payload_to_connect(schema.as_ref(), payload)?;
+    Ok((schema, value))
+}
+
+/// One record of a `task.poll` answer, and its sequence number in the host.
+pub(super) fn source_record(
+    json: &JsonConverter,
+    schemas: &Schemas,
+    r: &Value,
+) -> Result<(u64, SourceRecord), ConnectError> {
+    let (key_schema, key) = payload(json, schemas, &r["keySchema"], &r["key"])?;
+    let (value_schema, value) = payload(json, schemas, &r["valueSchema"], &r["value"])?;
+    let mut headers = Headers::new();
+    for h in r["headers"].as_array().into_iter().flatten() {
+        let (schema, value) = schema_and_value(json, &h["value"])?;
+        headers.add(h["key"].as_str().unwrap_or_default(), schema, value);
+    }
+    let record = SourceRecord {
+        source_partition: r["sourcePartition"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        source_offset: r["sourceOffset"].as_object().cloned(),
+        topic: r["topic"].as_str().unwrap_or_default().to_owned(),
+        kafka_partition: r["partition"].as_i64().and_then(|p| i32::try_from(p).ok()),
+        key_schema,
+        key,
+        value_schema,
+        value,
+        timestamp: r["timestamp"].as_i64(),
+        headers,
+    };
+    Ok((r["seq"].as_u64().unwrap_or(0), record))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn java_config_keys_become_config_def_keys() {
+        let def = config_def(&json!([
+            {"name": "a", "type": "INT", "default": "5", "importance": "HIGH",
+             "documentation": "doc", "group": "G", "orderInGroup": 2, "width": "SHORT",
+             "displayName": "A", "dependents": ["b"]},
+            {"name": "b", "type": "PASSWORD", "required": true, "importance": "LOW",
+             "orderInGroup": -1, "width": "NONE", "displayName": "b", "dependents": []},
+            {"name": "c", "type": "LIST", "default": null, "importance": "MEDIUM",
+             "orderInGroup": -1, "width": "NONE", "displayName": "c", "dependents": []}
+        ]));
+        let a = def.key("a").unwrap();
+        assert_eq!(a.default, DefaultValue::Value(TypedValue::Int(5)));
+        assert_eq!((a.group.as_deref(), a.order_in_group), (Some("G"), 2));
+        assert_eq!(a.dependents, vec!["b".to_owned()]);
+        assert!(def.key("b").unwrap().is_required());
+        assert_eq!(def.key("c").unwrap().default, DefaultValue::Null);
+        let values = config_values(
+            &json!([{"name": "a", "value": "7", "recommendedValues": [], "errors": ["bad"], "visible": true}]),
+            &def,
+        );
+        assert_eq!(values[0].value, Some(TypedValue::Int(7)));
+        assert_eq!(values[0].errors, vec!["bad".to_owned()]);
+    }
+
+    #[test]
+    fn records_read_payloads_by_schema_id_and_header_envelopes() {
+        let json = JsonConverter::new(true);
+        let mut schemas = Schemas::new();
+        add_schemas(
+            &mut schemas,
+            &json!({"schemas": {"1": {"type": "int32", "optional": false}}}),
+        )
+        .unwrap();
+        let (seq, r) = source_record(
+            &json,
+            &schemas,
+            &json!({
+                "seq": 3, "topic": "t", "partition": 1, "timestamp": 42,
+                "keySchema": 1, "key": 7,
+                "valueSchema": null, "value": null,
+                "headers": [{"key": "h", "value": {"schema": {"type": "string", "optional": false}, "payload": "v"}}],
+                "sourcePartition": {"server": "s"}, "sourceOffset": {"lsn": 10}
+            }),
+        )
+        .unwrap();
+        assert_eq!(seq, 3);
+        assert_eq!(r.key, Data::Int32(7));
+        assert_eq!(r.value, Data::Null);
+        assert_eq!(r.kafka_partition, Some(1));
+        assert_eq!(r.headers.len(), 1);
+        assert_eq!(r.source_offset.unwrap()["lsn"], json!(10));
+    }
+}
