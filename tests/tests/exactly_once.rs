@@ -318,6 +318,33 @@ async fn a_paused_zombie_worker_is_fenced_and_adds_no_duplicates() {
         log.contains("fenced") || log.contains("fencing"),
         "the zombie's log shows it was fenced:\n{log}"
     );
+    // The zombie's task fails when it is stopped (its producer is fenced); as Apache's
+    // `WorkerTask`, that is logged, not written as FAILED over the new owner's RUNNING (a CDC
+    // test saw the status stay FAILED while the task ran on the other worker).
+    let status_topic = format!("{}-status", spec.group_id);
+    let statuses = tokio::task::spawn_blocking(move || {
+        kafka::read_all(
+            &[&status_topic],
+            Isolation::ReadUncommitted,
+            Duration::from_secs(10),
+        )
+    })
+    .await
+    .unwrap();
+    let failed: Vec<String> = statuses
+        .iter()
+        .filter(|r| {
+            r.key
+                .as_deref()
+                .is_some_and(|k| k.starts_with("status-task-"))
+        })
+        .filter_map(|r| r.value.clone())
+        .filter(|v| v.contains("\"FAILED\""))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "FAILED task statuses written: {failed:?}"
+    );
 }
 
 /// Self-healing: the task's producer is fenced from outside while it runs (another producer's

@@ -352,6 +352,7 @@ pub async fn run_exactly_once_source_task(
 ) {
     let id = run.id.clone();
     let status = run.status.clone();
+    let cancel = run.cancel.clone();
     let mut task = task;
     let mut run = run;
     let outcome = match prepare(&mut run).await {
@@ -392,16 +393,13 @@ pub async fn run_exactly_once_source_task(
     if let Err(e) = task.stop().await {
         tracing::warn!(task = %id, error = %e, "source task stop failed");
     }
-    match outcome {
-        Ok(()) => {
-            tracing::info!(task = %id, "exactly-once source task stopped");
-            status.on_shutdown(&id);
-        }
-        Err(e) => {
-            tracing::error!(task = %id, error = %e, "exactly-once source task failed");
-            status.on_failure(&id, &e);
-        }
-    }
+    super::report_end(
+        &id,
+        "exactly-once source task",
+        status.as_ref(),
+        cancel.is_cancelled(),
+        outcome,
+    );
 }
 
 /// Fencing, the transactional producer and the post-producer check.

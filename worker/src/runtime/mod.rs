@@ -52,6 +52,33 @@ pub trait TaskStatusListener: Send + Sync {
     fn on_topic_used(&self, _id: &ConnectorTaskId, _topic: &str) {}
 }
 
+/// Reports how a task's run ended (`kind`: "source task", "sink task", ...), as Apache's
+/// `WorkerTask.doRun` does: a failure after the task was asked to stop (`stopping`: revoked,
+/// membership lost, shutdown) is logged, not reported FAILED: a newer instance may already run
+/// elsewhere, and a zombie's FAILED would hide it (a fenced exactly-once task fails exactly then).
+pub(crate) fn report_end(
+    id: &ConnectorTaskId,
+    kind: &str,
+    status: &dyn TaskStatusListener,
+    stopping: bool,
+    outcome: Result<(), ConnectError>,
+) {
+    match outcome {
+        Ok(()) => {
+            tracing::info!(task = %id, "{kind} stopped");
+            status.on_shutdown(id);
+        }
+        Err(e) if stopping => {
+            tracing::warn!(task = %id, error = %e, "{kind} failed after being asked to stop; not reported as FAILED (a newer instance may already run)");
+            status.on_shutdown(id);
+        }
+        Err(e) => {
+            tracing::error!(task = %id, error = %e, "{kind} failed");
+            status.on_failure(id, &e);
+        }
+    }
+}
+
 /// Where source offsets live (the offsets topic), keyed by connector.
 #[async_trait]
 pub trait SourceOffsetBackend: Send + Sync {

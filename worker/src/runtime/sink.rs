@@ -412,16 +412,8 @@ pub fn run_sink_task(run: SinkTaskRun, task: Box<dyn SinkTask>, rt: Handle) {
     if let Err(e) = shared.with_task(async |t| t.stop().await) {
         tracing::warn!(task = %id, error = %e, "sink task stop failed");
     }
-    match outcome {
-        Ok(()) => {
-            tracing::info!(task = %id, "sink task stopped");
-            status.on_shutdown(&id);
-        }
-        Err(e) => {
-            tracing::error!(task = %id, error = %e, "sink task failed");
-            status.on_failure(&id, &e);
-        }
-    }
+    let stopping = run.cancel.is_cancelled();
+    super::report_end(&id, "sink task", status.as_ref(), stopping, outcome);
 }
 
 fn execute(run: &SinkTaskRun, shared: &Arc<Shared>) -> Result<(), ConnectError> {

@@ -459,16 +459,8 @@ pub async fn run_source_task(run: SourceTaskRun, task: Box<dyn SourceTask>) {
     if let Err(e) = runner.task.stop().await {
         tracing::warn!(task = %id, error = %e, "source task stop failed");
     }
-    match outcome {
-        Ok(()) => {
-            tracing::info!(task = %id, "source task stopped");
-            status.on_shutdown(&id);
-        }
-        Err(e) => {
-            tracing::error!(task = %id, error = %e, "source task failed");
-            status.on_failure(&id, &e);
-        }
-    }
+    let stopping = runner.run.cancel.is_cancelled();
+    super::report_end(&id, "source task", status.as_ref(), stopping, outcome);
 }
 
 impl Runner {
