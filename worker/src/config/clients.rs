@@ -35,6 +35,18 @@ pub enum ClientKind {
     Admin,
 }
 
+/// A librdkafka producer's queue bounded as Java's producer bounds its buffer: `buffer.memory`
+/// (32 MiB) unless configured (`producer.buffer.memory` becomes `queue.buffering.max.kbytes`).
+/// librdkafka's own default is 1 GiB and 100,000 records: a source that outran the broker held
+/// hundreds of MiB of records in the queue (the CDC benchmark's worker, ~360 MiB). Not for the
+/// native transactional producer, which the key would turn away (it bounds a transaction itself).
+pub fn java_buffer_memory(mut config: ClientConfig) -> ClientConfig {
+    if config.get("queue.buffering.max.kbytes").is_none() {
+        config.set("queue.buffering.max.kbytes", "32768");
+    }
+    config
+}
+
 /// How a value is converted on its way to librdkafka.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Convert {

@@ -38,7 +38,9 @@ pub enum ProducerChoice {
 pub fn choose(config: ClientConfig, security: &KafkaSecurity) -> ProducerChoice {
     match producer_settings::from_librdkafka(&config, security) {
         Ok(s) => ProducerChoice::Native(Box::new(s)),
-        Err(why) => ProducerChoice::Librdkafka(super::worker::java_buffer_memory(config), why),
+        Err(why) => {
+            ProducerChoice::Librdkafka(crate::config::clients::java_buffer_memory(config), why)
+        }
     }
 }
 
@@ -526,7 +528,7 @@ mod tests {
         };
         assert_eq!(c.get("queue.buffering.max.kbytes"), Some("1024"));
         let ProducerChoice::Librdkafka(c, _) = choose(
-            crate::runtime::worker::java_buffer_memory(task_config(&[])),
+            crate::config::clients::java_buffer_memory(task_config(&[])),
             &KafkaSecurity::default(),
         ) else {
             panic!("the bound keeps librdkafka: the worker must not set it for the native one");

@@ -706,7 +706,9 @@ impl Worker {
                 let producer = self
                     .producers
                     .get(
-                        java_buffer_memory(self.producer_config(id, connector_config)?),
+                        crate::config::clients::java_buffer_memory(
+                            self.producer_config(id, connector_config)?,
+                        ),
                         &task_producer_client_id(id),
                     )
                     .map_err(|e| {
@@ -746,7 +748,9 @@ impl Worker {
                 let dlq = DeadLetterQueue::for_sink(
                     id,
                     &cc,
-                    java_buffer_memory(self.producer_config(id, connector_config)?),
+                    crate::config::clients::java_buffer_memory(
+                        self.producer_config(id, connector_config)?,
+                    ),
                 )
                 .await?;
                 let classes = StageClasses {
@@ -930,16 +934,4 @@ impl Worker {
 /// Apache's client id of a task's producer (`connector-producer-<connector>-<task>`).
 fn task_producer_client_id(id: &ConnectorTaskId) -> String {
     format!("connector-producer-{id}")
-}
-
-/// A librdkafka producer's queue bounded as Java's producer bounds its buffer: `buffer.memory`
-/// (32 MiB) unless configured (`producer.buffer.memory` becomes `queue.buffering.max.kbytes`).
-/// librdkafka's own default is 1 GiB and 100,000 records: a source that outran the broker held
-/// hundreds of MiB of records in the queue (the CDC benchmark's worker, ~360 MiB). Not for the
-/// native transactional producer, which the key would turn away (it bounds a transaction itself).
-pub(crate) fn java_buffer_memory(mut config: ClientConfig) -> ClientConfig {
-    if config.get("queue.buffering.max.kbytes").is_none() {
-        config.set("queue.buffering.max.kbytes", "32768");
-    }
-    config
 }

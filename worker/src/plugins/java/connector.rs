@@ -6,7 +6,6 @@
 //! creates the instance that later `task_configs` and `stop` calls reach.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use connect_api::connector::{
@@ -20,17 +19,10 @@ use connect_api::{
 };
 use serde_json::{Value, json};
 
-use super::host::{Connection, Hooks};
+use super::host::{Connection, Hooks, instance_id};
 use super::sink::JavaSinkTask;
 use super::task::JavaSourceTask;
 use super::{JavaHost, config_json, convert};
-
-static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
-
-/// A host-side instance name, unique in this worker.
-pub(super) fn instance_id(kind: &str) -> String {
-    format!("{kind}-{}", NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed))
-}
 
 /// A Java connector of either kind; the kind decides which trait it is registered as.
 pub(super) struct JavaConnector {

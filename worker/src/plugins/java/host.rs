@@ -36,6 +36,13 @@ use connect_api::{ConnectError, ConnectorContext, SinkTaskContext, SourceTaskCon
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
+static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
+
+/// A host-side instance name (connector or task), unique in this worker.
+pub(super) fn instance_id(kind: &str) -> String {
+    format!("{kind}-{}", NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed))
+}
+
 /// How to start the host.
 #[derive(Debug, Clone)]
 pub struct HostSettings {

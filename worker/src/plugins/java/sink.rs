@@ -18,8 +18,7 @@ use connect_api::record::{SinkRecord, TimestampType, TopicPartition};
 use connect_api::{ConfigMap, ConnectError, Result, SinkTaskContext};
 use serde_json::{Value, json};
 
-use super::connector::instance_id;
-use super::host::{Connection, Hooks};
+use super::host::{Connection, Hooks, instance_id};
 use super::{JavaHost, config_json};
 
 struct Running {

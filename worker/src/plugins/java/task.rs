@@ -28,8 +28,7 @@ use connect_api::{
 };
 use serde_json::{Value, json};
 
-use super::connector::instance_id;
-use super::host::{Connection, Hooks};
+use super::host::{Connection, Hooks, instance_id};
 use super::{JavaHost, config_json, convert};
 
 struct Running {
