@@ -430,8 +430,14 @@ impl Connection {
     }
 
     fn mark_dead(&self, why: String) {
-        if self.dead().is_some() {
-            return;
+        // The first reason wins: the liveness watchdog's kill ends the JVM's output, and the
+        // reader's "output ended" must not replace "did not answer" (claimed before the kill).
+        {
+            let mut dead = self.dead.lock().unwrap_or_else(|e| e.into_inner());
+            if dead.is_some() {
+                return;
+            }
+            *dead = Some(why.clone());
         }
         let status = {
             let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
