@@ -114,10 +114,18 @@ pub(crate) enum Hooks {
 
 type Reply = Result<Value, HostError>;
 
+/// A reply and the binary attachment its frame carried (empty when none).
+pub(crate) struct Answer {
+    pub json: Value,
+    pub attachment: Vec<u8>,
+}
+
+type AnswerReply = Result<Answer, HostError>;
+
 /// One running JVM.
 pub struct Connection {
     stdin: Mutex<Option<ChildStdin>>,
-    pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
+    pending: Mutex<HashMap<u64, oneshot::Sender<AnswerReply>>>,
     next_id: AtomicU64,
     dead: Mutex<Option<String>>,
     hooks: Mutex<HashMap<String, Hooks>>,
@@ -202,7 +210,11 @@ impl Connection {
             .map_err(|e| HostError::Died(self.dead().unwrap_or_else(|| e.to_string())))
     }
 
-    fn request(&self, op: &str, mut body: Value) -> Result<oneshot::Receiver<Reply>, HostError> {
+    fn request(
+        &self,
+        op: &str,
+        mut body: Value,
+    ) -> Result<oneshot::Receiver<AnswerReply>, HostError> {
         if let Some(reason) = self.dead() {
             return Err(HostError::Died(reason));
         }
@@ -230,6 +242,11 @@ impl Connection {
 
     /// Calls `op` and waits for the reply without blocking the executor.
     pub async fn call(&self, op: &str, body: Value) -> Reply {
+        self.call_for_answer(op, body).await.map(|a| a.json)
+    }
+
+    /// [`Self::call`] for a reply that carries a binary attachment (a poll's records).
+    pub(crate) async fn call_for_answer(&self, op: &str, body: Value) -> AnswerReply {
         let rx = self.request(op, body)?;
         rx.await.unwrap_or_else(|_| Err(self.died_error()))
     }
@@ -237,7 +254,9 @@ impl Connection {
     /// Calls `op` from synchronous code (the connector API's sync methods).
     pub fn call_blocking(&self, op: &str, body: Value) -> Reply {
         let rx = self.request(op, body)?;
-        wait_blocking(rx).unwrap_or_else(|| Err(self.died_error()))
+        wait_blocking(rx)
+            .unwrap_or_else(|| Err(self.died_error()))
+            .map(|a| a.json)
     }
 
     /// Sends `op` without waiting for (or wanting) a reply.
@@ -408,7 +427,7 @@ impl Connection {
         }
     }
 
-    fn complete(&self, frame: Value) {
+    fn complete(&self, mut frame: Value, attachment: Vec<u8>) {
         let id = frame["re"].as_u64().unwrap_or(0);
         let Some(tx) = self
             .pending
@@ -424,7 +443,13 @@ impl Connection {
                 message: e["message"].as_str().unwrap_or_default().to_owned(),
                 trace: e["trace"].as_str().unwrap_or_default().to_owned(),
             }),
-            None => Ok(frame.get("ok").cloned().unwrap_or(Value::Null)),
+            None => Ok(Answer {
+                json: frame
+                    .as_object_mut()
+                    .and_then(|f| f.remove("ok"))
+                    .unwrap_or(Value::Null),
+                attachment,
+            }),
         };
         let _ = tx.send(reply);
     }
@@ -511,7 +536,7 @@ async fn watch_liveness(conn: std::sync::Weak<Connection>, timeout: std::time::D
     }
 }
 
-fn wait_blocking(rx: oneshot::Receiver<Reply>) -> Option<Reply> {
+fn wait_blocking(rx: oneshot::Receiver<AnswerReply>) -> Option<AnswerReply> {
     match tokio::runtime::Handle::try_current() {
         Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
             tokio::task::block_in_place(|| h.block_on(rx).ok())
@@ -521,28 +546,48 @@ fn wait_blocking(rx: oneshot::Receiver<Reply>) -> Option<Reply> {
     }
 }
 
-fn read_frame(r: &mut impl Read) -> std::io::Result<Option<Value>> {
+/// A length's top bit: the JSON is followed by a binary attachment (its own length first).
+const ATTACHMENT: u32 = 0x8000_0000;
+
+fn read_len(r: &mut impl Read) -> std::io::Result<u32> {
     let mut len = [0u8; 4];
-    match r.read_exact(&mut len) {
-        Ok(()) => {}
+    r.read_exact(&mut len)?;
+    Ok(u32::from_be_bytes(len))
+}
+
+fn read_bytes(r: &mut impl Read, len: u32) -> std::io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; len as usize];
+    r.read_exact(&mut buf)?;
+    Ok(buf)
+}
+
+/// The next frame and its attachment (empty when it has none), or `None` at the end.
+fn read_frame(r: &mut impl Read) -> std::io::Result<Option<(Value, Vec<u8>)>> {
+    let len = match read_len(r) {
+        Ok(len) => len,
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
         Err(e) => return Err(e),
-    }
-    let mut buf = vec![0u8; u32::from_be_bytes(len) as usize];
-    r.read_exact(&mut buf)?;
-    serde_json::from_slice(&buf)
-        .map(Some)
-        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    };
+    let buf = read_bytes(r, len & !ATTACHMENT)?;
+    let frame = serde_json::from_slice(&buf)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+    let attachment = if len & ATTACHMENT == 0 {
+        Vec::new()
+    } else {
+        let n = read_len(r)?;
+        read_bytes(r, n)?
+    };
+    Ok(Some((frame, attachment)))
 }
 
 fn read_loop(conn: std::sync::Weak<Connection>, stdout: std::process::ChildStdout) {
     let mut r = BufReader::with_capacity(1 << 16, stdout);
     let why = loop {
         match read_frame(&mut r) {
-            Ok(Some(frame)) => {
+            Ok(Some((frame, attachment))) => {
                 let Some(conn) = conn.upgrade() else { return };
                 if frame.get("re").is_some() {
-                    conn.complete(frame);
+                    conn.complete(frame, attachment);
                 } else {
                     conn.serve(frame);
                 }
@@ -582,14 +627,24 @@ mod tests {
             bytes.extend_from_slice(&u32::try_from(body.len()).unwrap().to_be_bytes());
             bytes.extend_from_slice(&body);
         }
+        let body = serde_json::to_vec(&json!({"re": 3, "ok": 1})).unwrap();
+        bytes.extend_from_slice(&(u32::try_from(body.len()).unwrap() | ATTACHMENT).to_be_bytes());
+        bytes.extend_from_slice(&body);
+        bytes.extend_from_slice(&3u32.to_be_bytes());
+        bytes.extend_from_slice(b"abc");
         let mut r = std::io::Cursor::new(bytes);
         assert_eq!(
             read_frame(&mut r).unwrap(),
-            Some(json!({"re": 1, "ok": [1, 2]}))
+            Some((json!({"re": 1, "ok": [1, 2]}), Vec::new()))
         );
         assert_eq!(
             read_frame(&mut r).unwrap(),
-            Some(json!({"id": 2, "op": "x"}))
+            Some((json!({"id": 2, "op": "x"}), Vec::new()))
+        );
+        assert_eq!(
+            read_frame(&mut r).unwrap(),
+            Some((json!({"re": 3, "ok": 1}), b"abc".to_vec())),
+            "a frame with an attachment"
         );
         assert_eq!(read_frame(&mut r).unwrap(), None, "end of input");
         let mut cut = std::io::Cursor::new(vec![0, 0, 0, 9, b'{']);

@@ -28,6 +28,7 @@ mod convert;
 pub mod host;
 mod sink;
 mod task;
+mod wire;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

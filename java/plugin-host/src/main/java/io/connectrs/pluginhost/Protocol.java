@@ -22,10 +22,15 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * {@code message}, {@code trace}). Both sides send requests: the worker asks the host to run
  * plugin code, the host asks the worker for what plugins read from it (source offsets).
  * A request with {@code id} 0 wants no reply.
+ *
+ * <p>A frame may carry a binary attachment (a poll answer's records): its length has the top
+ * bit set, and the JSON object is followed by a 4-byte length and that many bytes.
  */
 final class Protocol {
     static final ObjectMapper MAPPER = new ObjectMapper();
     private static final int MAX_FRAME = 256 * 1024 * 1024;
+    /** The length's top bit: a binary attachment follows the JSON. */
+    private static final int ATTACHMENT = 0x80000000;
 
     private final DataInputStream in;
     private final DataOutputStream out;
@@ -53,12 +58,27 @@ final class Protocol {
         return (ObjectNode) MAPPER.readTree(buf);
     }
 
+    /** A reply's JSON and the binary attachment after it. */
+    record Answer(JsonNode json, RecordWriter attachment) {
+    }
+
     void send(ObjectNode frame) {
+        send(frame, null);
+    }
+
+    void send(ObjectNode frame, RecordWriter attachment) {
         try {
             byte[] bytes = MAPPER.writeValueAsBytes(frame);
             synchronized (out) {
-                out.writeInt(bytes.length);
-                out.write(bytes);
+                if (attachment == null) {
+                    out.writeInt(bytes.length);
+                    out.write(bytes);
+                } else {
+                    out.writeInt(bytes.length | ATTACHMENT);
+                    out.write(bytes);
+                    out.writeInt(attachment.size());
+                    attachment.writeTo(out);
+                }
                 out.flush();
             }
         } catch (IOException e) {
@@ -68,13 +88,17 @@ final class Protocol {
     }
 
     void reply(long id, JsonNode result) {
+        reply(id, result, null);
+    }
+
+    void reply(long id, JsonNode result, RecordWriter attachment) {
         if (id == 0) {
             return;
         }
         ObjectNode f = MAPPER.createObjectNode();
         f.put("re", id);
         f.set("ok", result);
-        send(f);
+        send(f, attachment);
     }
 
     void replyError(long id, Throwable t) {
