@@ -30,11 +30,15 @@ final class RecordCodec {
     private final JsonConverter keyPayloads = new JsonConverter();
     private final JsonConverter valuePayloads = new JsonConverter();
     /**
-     * Schemas by identity, to the id the worker knows them by: a schema's JSON crosses once
-     * (in a poll answer's {@code schemas}), records name it by id. Connectors reuse their
-     * Schema objects, so a batch rarely carries any.
+     * Schemas to the id the worker knows them by: a schema's JSON crosses once (in a poll
+     * answer's {@code schemas}), records name it by id. By content ({@code ConnectSchema}'s
+     * equality), so a task that builds equal schemas afresh for each record sends each once and
+     * grows neither side; found by identity first, as connectors mostly reuse their Schema
+     * objects (that cache is bounded: it forgets when it holds too many).
      */
-    private final IdentityHashMap<Schema, Long> schemaIds = new IdentityHashMap<>();
+    private final HashMap<Schema, Long> schemaIds = new HashMap<>();
+    private final IdentityHashMap<Schema, Long> byIdentity = new IdentityHashMap<>();
+    private static final int IDENTITIES_MAX = 1024;
     private ObjectNode newSchemas;
 
     RecordCodec() {
@@ -47,7 +51,14 @@ final class RecordCodec {
 
     /** The id the worker knows {@code schema} by; a schema seen first is added to the new ones. */
     private long schemaId(Schema schema) {
-        Long id = schemaIds.get(schema);
+        Long id = byIdentity.get(schema);
+        if (id != null) {
+            return id;
+        }
+        id = schemaIds.get(schema);
+        if (byIdentity.size() >= IDENTITIES_MAX) {
+            byIdentity.clear();
+        }
         if (id == null) {
             id = (long) schemaIds.size() + 1;
             schemaIds.put(schema, id);
@@ -56,6 +67,7 @@ final class RecordCodec {
             }
             newSchemas.set(Long.toString(id), values.asJsonSchema(schema));
         }
+        byIdentity.put(schema, id);
         return id;
     }
 
