@@ -195,6 +195,11 @@ impl Connection {
     }
 
     fn write(&self, frame: &Value) -> Result<(), HostError> {
+        self.write_with(frame, None)
+    }
+
+    /// Writes `frame`, and `attachment` after it (the length's top bit says one follows).
+    fn write_with(&self, frame: &Value, attachment: Option<&[u8]>) -> Result<(), HostError> {
         let bytes = serde_json::to_vec(frame).expect("JSON frames serialise");
         let mut guard = self.stdin.lock().unwrap_or_else(|e| e.into_inner());
         let Some(stdin) = guard.as_mut() else {
@@ -202,18 +207,43 @@ impl Connection {
                 self.dead().unwrap_or_else(|| "closed".into()),
             ));
         };
-        let len = u32::try_from(bytes.len()).expect("frame under 4 GiB");
+        let too_big =
+            |n: usize| HostError::Died(format!("a frame of {n} bytes is too big to send"));
+        let len = u32::try_from(bytes.len())
+            .ok()
+            .filter(|n| n & ATTACHMENT == 0)
+            .ok_or_else(|| too_big(bytes.len()))?;
+        let attached = match attachment {
+            None => None,
+            Some(a) => Some((u32::try_from(a.len()).map_err(|_| too_big(a.len()))?, a)),
+        };
+        let flagged = if attached.is_some() {
+            len | ATTACHMENT
+        } else {
+            len
+        };
         stdin
-            .write_all(&len.to_be_bytes())
+            .write_all(&flagged.to_be_bytes())
             .and_then(|()| stdin.write_all(&bytes))
+            .and_then(|()| match attached {
+                Some((n, a)) => stdin
+                    .write_all(&n.to_be_bytes())
+                    .and_then(|()| stdin.write_all(a)),
+                None => Ok(()),
+            })
             .and_then(|()| stdin.flush())
             .map_err(|e| HostError::Died(self.dead().unwrap_or_else(|| e.to_string())))
     }
 
-    fn request(
+    fn request(&self, op: &str, body: Value) -> Result<oneshot::Receiver<AnswerReply>, HostError> {
+        self.request_with(op, body, None)
+    }
+
+    fn request_with(
         &self,
         op: &str,
         mut body: Value,
+        attachment: Option<&[u8]>,
     ) -> Result<oneshot::Receiver<AnswerReply>, HostError> {
         if let Some(reason) = self.dead() {
             return Err(HostError::Died(reason));
@@ -226,7 +256,7 @@ impl Connection {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(id, tx);
-        if let Err(e) = self.write(&body) {
+        if let Err(e) = self.write_with(&body, attachment) {
             self.pending
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -249,6 +279,20 @@ impl Connection {
     pub(crate) async fn call_for_answer(&self, op: &str, body: Value) -> AnswerReply {
         let rx = self.request(op, body)?;
         rx.await.unwrap_or_else(|_| Err(self.died_error()))
+    }
+
+    /// [`Self::call`] with a binary attachment after the request (a `put` batch's records).
+    pub(crate) async fn call_with_attachment(
+        &self,
+        op: &str,
+        body: Value,
+        attachment: Vec<u8>,
+    ) -> Reply {
+        let rx = self.request_with(op, body, Some(&attachment))?;
+        drop(attachment);
+        rx.await
+            .unwrap_or_else(|_| Err(self.died_error()))
+            .map(|a| a.json)
     }
 
     /// Calls `op` from synchronous code (the connector API's sync methods).

@@ -16,6 +16,18 @@
 //!           ARRAY count:i32 value*, MAP count:i32 (key value)*, STRUCT each field's value
 //! ```
 //!
+//! A sink task's records travel the other way in the same `data` and `value` forms (the
+//! host's `SinkTasks.decode` reads them), their schemas once per task (a `sink.put` request's
+//! `schemas`, as Apache's JsonConverter writes schemas):
+//!
+//! ```text
+//! sink_record = topic:str partition:i32 offset:i64 flags:u8 [timestamp:i64]
+//!               timestamp_type:u8 key:data value:data [headers] [original]
+//! flags       = 1: timestamp follows, 2: headers follow, 4: original follows
+//! timestamp_type = 0 NoTimestampType | 1 CreateTime | 2 LogAppendTime
+//! original    = topic:str partition:i32 offset:i64 (KIP-793, when they differ)
+//! ```
+//!
 //! Big-endian throughout. Logical types arrive as Connect stores them (Decimal: unscaled
 //! two's complement bytes; Date, Time: INT32; Timestamp: INT64), which is how this
 //! workspace's data holds them.
@@ -27,8 +39,9 @@
 //!   no length read from the input sizes an allocation beyond the bytes that are there.
 
 use connect_api::converter::JsonConverter;
+use connect_api::converter::as_json_schema;
 use connect_api::data::{Schema, SchemaType, Struct, Value as Data};
-use connect_api::record::Headers;
+use connect_api::record::{Headers, SinkRecord, TimestampType};
 use connect_api::{ConnectError, SourcePartition, SourceRecord};
 
 use super::convert::Schemas;
@@ -254,9 +267,207 @@ impl Decoder {
     }
 }
 
+/// Writes the binary form (the module's layout) into a buffer.
+#[derive(Default)]
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+
+    fn i32(&mut self, v: i32) {
+        self.0.extend_from_slice(&v.to_be_bytes());
+    }
+
+    fn i64(&mut self, v: i64) {
+        self.0.extend_from_slice(&v.to_be_bytes());
+    }
+
+    fn len(&mut self, n: usize) -> Result<(), ConnectError> {
+        let n = i32::try_from(n)
+            .map_err(|_| ConnectError::data(format!("{n} bytes or items are too many to send")))?;
+        self.i32(n);
+        Ok(())
+    }
+
+    fn bytes(&mut self, b: &[u8]) -> Result<(), ConnectError> {
+        self.len(b.len())?;
+        self.0.extend_from_slice(b);
+        Ok(())
+    }
+
+    fn value(&mut self, schema: &Schema, value: &Data) -> Result<(), ConnectError> {
+        if value.is_null() {
+            self.u8(0);
+            return Ok(());
+        }
+        self.u8(1);
+        let mismatch = || {
+            ConnectError::data(format!(
+                "a {} value for a {:?} schema",
+                value.type_name(),
+                schema.schema_type()
+            ))
+        };
+        match (schema.schema_type(), value) {
+            (SchemaType::Int8, Data::Int8(v)) => self.0.extend_from_slice(&v.to_be_bytes()),
+            (SchemaType::Int16, Data::Int16(v)) => self.0.extend_from_slice(&v.to_be_bytes()),
+            (SchemaType::Int32, Data::Int32(v)) => self.i32(*v),
+            (SchemaType::Int64, Data::Int64(v)) => self.i64(*v),
+            (SchemaType::Float32, Data::Float32(v)) => self.0.extend_from_slice(&v.to_be_bytes()),
+            (SchemaType::Float64, Data::Float64(v)) => self.0.extend_from_slice(&v.to_be_bytes()),
+            (SchemaType::Boolean, Data::Boolean(v)) => self.u8(u8::from(*v)),
+            (SchemaType::String, Data::String(v)) => self.bytes(v.as_bytes())?,
+            (SchemaType::Bytes, Data::Bytes(v)) => self.bytes(v)?,
+            (SchemaType::Array, Data::Array(items)) => {
+                let inner = element_schema(schema.value_schema(), "array")?;
+                self.len(items.len())?;
+                for item in items {
+                    self.value(inner, item)?;
+                }
+            }
+            (SchemaType::Map, Data::Map(entries)) => {
+                let keys = element_schema(schema.key_schema(), "map key")?;
+                let values = element_schema(schema.value_schema(), "map value")?;
+                self.len(entries.len())?;
+                for (k, v) in entries {
+                    self.value(keys, k)?;
+                    self.value(values, v)?;
+                }
+            }
+            (SchemaType::Struct, Data::Struct(st)) => {
+                if st.schema() != schema {
+                    return Err(ConnectError::data("Mismatching schema."));
+                }
+                for (field, v) in schema.fields().iter().zip(st.values()) {
+                    self.value(&field.schema, v)?;
+                }
+            }
+            _ => return Err(mismatch()),
+        }
+        Ok(())
+    }
+}
+
+/// What a sink task's records carry from one `put` to the next: the schemas the host knows.
+#[derive(Default)]
+pub(super) struct Encoder {
+    /// Schemas sent, with their ids (found by identity first, then by content).
+    sent: Vec<(Schema, u64)>,
+}
+
+impl Encoder {
+    fn schema_id(
+        &mut self,
+        schema: &Schema,
+        new: &mut serde_json::Map<String, serde_json::Value>,
+    ) -> Result<u64, ConnectError> {
+        if let Some((_, id)) = self.sent.iter().rev().find(|(s, _)| s.ptr_eq(schema)) {
+            return Ok(*id);
+        }
+        if let Some((_, id)) = self.sent.iter().rev().find(|(s, _)| s == schema) {
+            return Ok(*id);
+        }
+        let id = self.sent.len() as u64 + 1;
+        new.insert(id.to_string(), as_json_schema(schema)?);
+        self.sent.push((schema.clone(), id));
+        Ok(id)
+    }
+
+    fn data(
+        &mut self,
+        w: &mut Writer,
+        payloads: &JsonConverter,
+        schema: Option<&Schema>,
+        value: &Data,
+        new: &mut serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), ConnectError> {
+        let Some(schema) = schema else {
+            w.i64(0);
+            if value.is_null() {
+                w.u8(0);
+            } else {
+                w.u8(1);
+                let json = payloads.to_json_value(None, value)?;
+                w.bytes(
+                    &serde_json::to_vec(&json).map_err(|e| ConnectError::data(e.to_string()))?,
+                )?;
+            }
+            return Ok(());
+        };
+        let id = self.schema_id(schema, new)?;
+        w.i64(i64::try_from(id).unwrap_or(i64::MAX));
+        w.value(schema, value)
+    }
+
+    /// A `put` batch: the schemas named for the first time (`id -> JsonConverter schema`) and
+    /// the records' bytes. `envelopes` writes headers (JsonConverter with schemas), `payloads`
+    /// schemaless keys and values (JsonConverter without).
+    pub(super) fn sink_records(
+        &mut self,
+        envelopes: &JsonConverter,
+        payloads: &JsonConverter,
+        records: &[SinkRecord],
+    ) -> Result<(serde_json::Map<String, serde_json::Value>, Vec<u8>), ConnectError> {
+        let mut new = serde_json::Map::new();
+        let mut w = Writer::default();
+        for r in records {
+            w.bytes(r.topic.as_bytes())?;
+            w.i32(r.kafka_partition);
+            w.i64(r.kafka_offset);
+            let original = r.original_topic != r.topic
+                || r.original_kafka_partition != r.kafka_partition
+                || r.original_kafka_offset != r.kafka_offset;
+            let flags = u8::from(r.timestamp.is_some())
+                | (u8::from(!r.headers.is_empty()) << 1)
+                | (u8::from(original) << 2);
+            w.u8(flags);
+            if let Some(ts) = r.timestamp {
+                w.i64(ts);
+            }
+            w.u8(match r.timestamp_type {
+                TimestampType::NoTimestampType => 0,
+                TimestampType::CreateTime => 1,
+                TimestampType::LogAppendTime => 2,
+            });
+            self.data(&mut w, payloads, r.key_schema.as_ref(), &r.key, &mut new)?;
+            self.data(
+                &mut w,
+                payloads,
+                r.value_schema.as_ref(),
+                &r.value,
+                &mut new,
+            )?;
+            if !r.headers.is_empty() {
+                w.len(r.headers.len())?;
+                for h in &r.headers {
+                    w.bytes(h.key.as_bytes())?;
+                    let envelope = if h.schema.is_none() && h.value.is_null() {
+                        serde_json::Value::Null
+                    } else {
+                        envelopes.to_json_value(h.schema.as_ref(), &h.value)?
+                    };
+                    w.bytes(
+                        &serde_json::to_vec(&envelope)
+                            .map_err(|e| ConnectError::data(e.to_string()))?,
+                    )?;
+                }
+            }
+            if original {
+                w.bytes(r.original_topic.as_bytes())?;
+                w.i32(r.original_kafka_partition);
+                w.i64(r.original_kafka_offset);
+            }
+        }
+        Ok((new, w.0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use connect_api::converter::as_connect_schema;
     use connect_api::data::SchemaBuilder;
     use serde_json::json;
 
@@ -363,5 +574,63 @@ mod tests {
                 .to_string()
                 .contains("unknown schema 99")
         );
+    }
+
+    #[test]
+    fn sink_records_are_written_in_the_form_records_are_read_and_schemas_go_once() {
+        let json = JsonConverter::new(true);
+        let payloads = JsonConverter::new(false);
+        let schemas = schemas();
+        let value_schema = schemas[&2].clone().unwrap();
+        let value = Data::Struct(Struct::from_checked_values(
+            value_schema.clone(),
+            vec![
+                Data::Int64(9),
+                Data::Null,
+                Data::Map(vec![(Data::String("a".into()), Data::Int32(1))]),
+                Data::Bytes(vec![0x04, 0xD2]),
+            ],
+        ));
+        let mut record = SinkRecord::new(
+            "t",
+            3,
+            77,
+            None,
+            Data::Null,
+            Some(value_schema),
+            value.clone(),
+        );
+        record.timestamp = Some(42);
+        record.timestamp_type = TimestampType::CreateTime;
+        let mut encoder = Encoder::default();
+        let (new, bytes) = encoder
+            .sink_records(&json, &payloads, std::slice::from_ref(&record))
+            .unwrap();
+        assert_eq!(
+            new.len(),
+            1,
+            "the value's schema is sent with the first batch"
+        );
+        let mut r = Reader { buf: &bytes };
+        assert_eq!(r.str().unwrap(), "t");
+        assert_eq!((r.i32().unwrap(), r.i64().unwrap()), (3, 77));
+        assert_eq!(
+            r.u8().unwrap(),
+            1,
+            "flags: a timestamp, no headers, no original"
+        );
+        assert_eq!((r.i64().unwrap(), r.u8().unwrap()), (42, 1));
+        assert_eq!((r.i64().unwrap(), r.u8().unwrap()), (0, 0), "no key");
+        let id = u64::try_from(r.i64().unwrap()).unwrap();
+        let sent = Schemas::from([(id, as_connect_schema(&new[&id.to_string()]).unwrap())]);
+        assert_eq!(r.value(sent[&id].as_ref().unwrap()).unwrap(), value);
+        assert!(r.buf.is_empty());
+        let (again, _) = encoder
+            .sink_records(&json, &payloads, std::slice::from_ref(&record))
+            .unwrap();
+        assert!(again.is_empty(), "a schema already sent is named by its id");
+        // A value that does not fit its schema is an error, not bytes the host misreads.
+        record.value = Data::Int32(1);
+        assert!(encoder.sink_records(&json, &payloads, &[record]).is_err());
     }
 }

@@ -428,8 +428,9 @@ public final class PluginHost {
             }
             case "sink.put" -> {
                 Instance i = instance(f);
+                byte[] records = protocol.takeAttachment();
                 submit(i.thread, i.loader, id, () -> {
-                    sinks.put((SinkTask) i.plugin, i.sink, f.get("records"));
+                    sinks.put((SinkTask) i.plugin, i.sink, f, records);
                     return NullNode.getInstance();
                 });
             }

@@ -35,6 +35,8 @@ final class Protocol {
     private final DataInputStream in;
     private final DataOutputStream out;
     private final AtomicLong nextId = new AtomicLong(1);
+    /** Read and taken on the reader thread only. */
+    private byte[] attachment;
     private final ConcurrentHashMap<Long, CompletableFuture<JsonNode>> pending = new ConcurrentHashMap<>();
 
     Protocol(InputStream in, OutputStream out) {
@@ -50,12 +52,31 @@ final class Protocol {
         } catch (EOFException e) {
             return null;
         }
-        if (len < 0 || len > MAX_FRAME) {
+        boolean attached = (len & ATTACHMENT) != 0;
+        len &= ~ATTACHMENT;
+        if (len > MAX_FRAME) {
             throw new IOException("frame of " + len + " bytes");
         }
         byte[] buf = new byte[len];
         in.readFully(buf);
-        return (ObjectNode) MAPPER.readTree(buf);
+        ObjectNode frame = (ObjectNode) MAPPER.readTree(buf);
+        attachment = null;
+        if (attached) {
+            int n = in.readInt();
+            if (n < 0 || n > MAX_FRAME) {
+                throw new IOException("attachment of " + n + " bytes");
+            }
+            attachment = new byte[n];
+            in.readFully(attachment);
+        }
+        return frame;
+    }
+
+    /** The binary attachment of the frame {@link #read} returned last (null if none). */
+    byte[] takeAttachment() {
+        byte[] a = attachment;
+        attachment = null;
+        return a;
     }
 
     /** A reply's JSON and the binary attachment after it. */
