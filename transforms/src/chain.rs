@@ -13,7 +13,7 @@ use connect_api::config::{
 use connect_api::record::{SinkRecord, SourceRecord};
 use connect_api::{ConnectError, PluginType, Result};
 
-use crate::registry::find;
+use crate::registry::{Found, lookup};
 use crate::{Plugin, Predicate, Record, Transformation};
 
 pub const TRANSFORMS_CONFIG: &str = "transforms";
@@ -58,18 +58,25 @@ fn aliases(props: &ConfigMap, key: &str) -> Result<Vec<String>> {
     }
 }
 
-fn instantiate(class: &str, key: &str, kind: PluginType) -> Result<Plugin> {
-    let def = find(class).ok_or_else(|| {
+/// The class `class` names, of kind `kind` (the errors Apache's `ConnectorConfig` gives).
+fn resolve(class: &str, key: &str, kind: PluginType) -> Result<Found> {
+    let found = lookup(class, Some(kind)).ok_or_else(|| {
         ConnectError::invalid_value(key, class, &format!("Class {class} could not be found."))
     })?;
-    if def.plugin_type != kind {
+    if found.plugin_type() != kind {
         return Err(ConnectError::invalid_value(
             key,
             class,
             &format!("Not a {}", kind_name(kind)),
         ));
     }
-    Ok((def.create)())
+    Ok(found)
+}
+
+fn instantiate(class: &str, key: &str, kind: PluginType) -> Result<(Found, Plugin)> {
+    let found = resolve(class, key, kind)?;
+    let plugin = found.create()?;
+    Ok((found, plugin))
 }
 
 fn kind_name(kind: PluginType) -> &'static str {
@@ -91,7 +98,7 @@ impl TransformChain {
             let class = props
                 .get(&type_key)
                 .ok_or_else(|| ConnectError::missing_required(&type_key))?;
-            let Plugin::Transformation(mut transform) =
+            let (found, Plugin::Transformation(mut transform)) =
                 instantiate(class, &type_key, PluginType::Transformation)?
             else {
                 unreachable!("instantiate checked the kind")
@@ -109,7 +116,7 @@ impl TransformChain {
                     let pclass = props
                         .get(&ptype)
                         .ok_or_else(|| ConnectError::missing_required(&ptype))?;
-                    let Plugin::Predicate(mut predicate) =
+                    let (_, Plugin::Predicate(mut predicate)) =
                         instantiate(pclass, &ptype, PluginType::Predicate)?
                     else {
                         unreachable!("instantiate checked the kind")
@@ -122,7 +129,7 @@ impl TransformChain {
                 }
             };
             stages.push(Stage {
-                class: find(class).map_or(class.clone(), |d| d.class.to_owned()),
+                class: found.class().to_owned(),
                 transform,
                 predicate,
             });
@@ -146,10 +153,17 @@ impl TransformChain {
     /// [`TransformChain::apply`] on a record in place; `false` when a stage dropped it.
     pub fn apply_in_place(&self, record: &mut Record) -> std::result::Result<bool, TransformError> {
         for stage in &self.stages {
-            if let Some((p, negate)) = &stage.predicate
-                && p.test(record) == *negate
-            {
-                continue;
+            if let Some((p, negate)) = &stage.predicate {
+                match p.try_test(record) {
+                    Ok(matched) if matched == *negate => continue,
+                    Ok(_) => {}
+                    Err(error) => {
+                        return Err(TransformError {
+                            class: stage.class.clone(),
+                            error,
+                        });
+                    }
+                }
             }
             match stage.transform.apply(record) {
                 Ok(true) => {}
@@ -270,6 +284,17 @@ pub fn enrich(base: ConfigDef, props: &ConfigMap) -> ConfigDef {
             let group = format!("{group_name}: {alias}");
             let type_key = format!("{prefix}{TYPE_CONFIG}");
             let kind_lower = kind_name(kind).to_ascii_lowercase();
+            // The class's own definition (a provided class's may fail: its host's error is
+            // then the type key's).
+            let plugin = props
+                .get(&type_key)
+                .and_then(|c| lookup(c, Some(kind)))
+                .filter(|f| f.plugin_type() == kind)
+                .map(|f| f.config_def());
+            let def_error = match &plugin {
+                Some(Err(e)) => Some(e.to_string()),
+                _ => None,
+            };
             let (p, props_c) = (prefix.clone(), props.clone());
             let validator = lambda(
                 format!("valid configs for {alias} {kind_lower}"),
@@ -286,7 +311,10 @@ pub fn enrich(base: ConfigDef, props: &ConfigMap) -> ConfigDef {
                     if let Some(class) = v.and_then(TypedValue::as_str) {
                         instantiate(class, name, kind)?;
                     }
-                    Ok(())
+                    match &def_error {
+                        Some(e) => Err(ConnectError::config(e.clone())),
+                        None => Ok(()),
+                    }
                 },
             );
             def = def.define(
@@ -301,11 +329,7 @@ pub fn enrich(base: ConfigDef, props: &ConfigMap) -> ConfigDef {
                 .width(Width::Long)
                 .display_name(format!("{} type for {alias}", kind_name(kind))),
             );
-            let Some(plugin) = props
-                .get(&type_key)
-                .and_then(|c| find(c))
-                .filter(|d| d.plugin_type == kind)
-            else {
+            let Some(Ok(plugin_def)) = plugin else {
                 continue;
             };
             let mut own = ConfigDef::new();
@@ -329,7 +353,7 @@ pub fn enrich(base: ConfigDef, props: &ConfigMap) -> ConfigDef {
                             .default_value(false),
                     );
             }
-            for key in (plugin.config_def)().keys() {
+            for key in plugin_def.keys() {
                 if kind == PluginType::Transformation
                     && (key.name == PREDICATE_CONFIG || key.name == NEGATE_CONFIG)
                 {

@@ -36,7 +36,7 @@ pub mod util;
 mod value_to_key;
 
 pub use chain::{TransformChain, TransformError};
-pub use registry::{PluginDef, plugin_infos, plugins};
+pub use registry::{Found, PluginDef, PluginProvider, install_provider, plugin_infos, plugins};
 
 /// The version every built-in plugin reports (Apache reports the Kafka version).
 pub const VERSION: &str = "4.4.0";
@@ -122,6 +122,12 @@ pub trait Predicate: Send + Sync {
     fn configure(&mut self, props: &ConfigMap) -> Result<()>;
     fn test(&self, record: &Record) -> bool;
     fn config_def(&self) -> ConfigDef;
+    /// [`Predicate::test`] for a predicate that can fail (a Java one throwing): the chain
+    /// calls this, and a failure is the stage's failure, as Apache's `TransformationStage`
+    /// propagates a predicate's exception.
+    fn try_test(&self, record: &Record) -> Result<bool> {
+        Ok(self.test(record))
+    }
 }
 
 /// A new instance of a transform or predicate.

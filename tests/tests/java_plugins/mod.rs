@@ -33,6 +33,7 @@ use serde_json::{Value, json};
 use crate::source_postgres_cdc_golden::{differences, drop_slot_and_publication, strip};
 
 mod own_plugins;
+mod record_plugins;
 
 const DEBEZIUM: &str = "io.debezium.connector.postgresql.PostgresConnector";
 const SCHEMA_SQL: &str = include_str!("../../cdc/golden-schema.sql");

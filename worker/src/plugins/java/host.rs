@@ -97,6 +97,20 @@ impl HostError {
             other => ConnectError::fatal(format!("{what} failed: {other}")),
         }
     }
+
+    /// As a failure of one record (a converter, transformation or predicate threw): a data
+    /// error, which `errors.tolerance=all` tolerates; a host that is gone stays fatal.
+    pub fn into_record_error(self, what: &str) -> ConnectError {
+        match self {
+            Self::Java {
+                class,
+                message,
+                trace,
+            } => ConnectError::data(format!("{what} failed: {class}: {message}"))
+                .with_source(JavaTrace(trace)),
+            other => ConnectError::fatal(format!("{what} failed: {other}")),
+        }
+    }
 }
 
 /// What the host may ask about an instance it runs.
