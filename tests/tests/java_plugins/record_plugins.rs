@@ -364,3 +364,46 @@ async fn a_java_transform_that_throws_fails_the_task_or_is_tolerated() {
     );
     let _ = w.send("DELETE", &format!("/connectors/{name}"), None).await;
 }
+
+/// A Java converter named in the worker's own properties (`value.converter`, with its
+/// `value.converter.*` settings) converts the values of a connector that sets none.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_java_converter_in_the_worker_config_serves_connectors() {
+    let spec = spec("java-worker-conv")
+        .set("value.converter", PREFIX)
+        .set("value.converter.prefix", "W|");
+    let w = spec.start_worker().await;
+    let name = unique("java-worker-conv");
+    let topic = unique("java-worker-conv-out");
+    kafka::create_topics(&[&topic], 1).await;
+    create_connector(
+        &w,
+        &name,
+        json!({
+            "connector.class": "VerifiableSource",
+            "tasks.max": "1",
+            "topic": topic,
+            "max.records": "3",
+        }),
+    )
+    .await;
+    let t = topic.clone();
+    let records = tokio::task::spawn_blocking(move || {
+        kafka::read_until(
+            &[&t],
+            Isolation::ReadUncommitted,
+            Duration::from_secs(60),
+            |r| r.len() >= 3,
+        )
+    })
+    .await
+    .expect("read the output");
+    let mut values: Vec<String> = records.iter().filter_map(|r| r.value.clone()).collect();
+    values.sort();
+    assert_eq!(
+        values,
+        ["W|value:0", "W|value:1", "W|value:2"],
+        "{records:?}"
+    );
+    let _ = w.send("DELETE", &format!("/connectors/{name}"), None).await;
+}
