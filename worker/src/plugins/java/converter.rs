@@ -26,8 +26,7 @@ use serde_json::{Value as Json, json};
 
 use super::JavaHost;
 use super::convert;
-use super::instance::PluginInstance;
-use super::transform::config_def_or_log;
+use super::instance::{PluginInstance, config_def_or_log};
 
 /// What a Java converter of either kind shares.
 struct Inner {
@@ -74,7 +73,7 @@ impl Inner {
         })
     }
 
-    fn from_connect(
+    fn to_bytes(
         &self,
         topic: &str,
         header_key: Option<&str>,
@@ -96,7 +95,7 @@ impl Inner {
         }
     }
 
-    fn to_connect(
+    fn to_data(
         &self,
         topic: &str,
         header_key: Option<&str>,
@@ -137,11 +136,11 @@ impl Converter for JavaConverter {
         schema: Option<&Schema>,
         value: &Value,
     ) -> Result<Option<Vec<u8>>> {
-        self.0.from_connect(topic, None, schema, value)
+        self.0.to_bytes(topic, None, schema, value)
     }
 
     fn to_connect_data(&self, topic: &str, bytes: Option<&[u8]>) -> Result<SchemaAndValue> {
-        self.0.to_connect(topic, None, bytes)
+        self.0.to_data(topic, None, bytes)
     }
 
     fn config_def(&self) -> ConfigDef {
@@ -169,7 +168,7 @@ impl HeaderConverter for JavaHeaderConverter {
         schema: Option<&Schema>,
         value: &Value,
     ) -> Result<Option<Vec<u8>>> {
-        self.0.from_connect(topic, Some(header_key), schema, value)
+        self.0.to_bytes(topic, Some(header_key), schema, value)
     }
 
     fn to_connect_header(
@@ -178,7 +177,7 @@ impl HeaderConverter for JavaHeaderConverter {
         header_key: &str,
         bytes: Option<&[u8]>,
     ) -> Result<SchemaAndValue> {
-        self.0.to_connect(topic, Some(header_key), bytes)
+        self.0.to_data(topic, Some(header_key), bytes)
     }
 
     fn config_def(&self) -> ConfigDef {

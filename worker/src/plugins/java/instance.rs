@@ -11,7 +11,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use connect_api::{ConfigMap, PluginType};
+use connect_api::{ConfigDef, ConfigMap, PluginType};
 use serde_json::{Value, json};
 
 use super::host::{Connection, HostError, instance_id};
@@ -103,4 +103,13 @@ impl Drop for PluginInstance {
             tracing::debug!(class = %self.class, error = %e, "could not close a Java plugin instance");
         }
     }
+}
+
+/// The class's `config()` for a trait method that cannot fail: an error is logged and the
+/// definition is empty (validation of the type key reports the error itself).
+pub(super) fn config_def_or_log(host: &JavaHost, class: &str, kind: PluginType) -> ConfigDef {
+    host.plugin_config_def(class, kind).unwrap_or_else(|e| {
+        tracing::error!(class, kind = %kind, error = %e, "could not get the config() of a Java plugin");
+        ConfigDef::new()
+    })
 }

@@ -19,7 +19,7 @@
 //! - [`host`]: the JVM process and the framed protocol.
 //! - `connector`, `task`, `sink`: the adapters (connectors of both kinds, source and sink tasks).
 //! - `convert`: Java `ConfigDef`s, `ConfigValue`s and records into this workspace's types.
-//! - `transform`, `converter` (on `instance`): the converters, header converters,
+//! - `provider` (on `transform`, `converter`, `instance`): the converters, header converters,
 //!   transformations and predicates of `plugin.path`, installed at start-up as providers of
 //!   the transform registry ([`connect_transforms::install_provider`]) and of the converter
 //!   lookup ([`connect_api::converter::install_converter_provider`]), so the runtime's chains
@@ -30,6 +30,7 @@ mod convert;
 mod converter;
 pub mod host;
 mod instance;
+mod provider;
 mod sink;
 mod task;
 mod transform;
@@ -415,13 +416,13 @@ pub async fn install(
         }
         tracing::info!(class = %class, kind = %kind, version = %text("version"), location = %text("location"),
             "plugin.path: found Java {kind}");
-        record_plugins.push(transform::JavaClass {
+        record_plugins.push(provider::JavaClass {
             class,
             kind,
             version: text("version"),
         });
     }
-    let provider = Arc::new(transform::JavaRecordPlugins {
+    let provider = Arc::new(provider::JavaRecordPlugins {
         host: Arc::clone(&host),
         classes: record_plugins,
     });
