@@ -252,7 +252,8 @@ async fn java_transforms_predicates_and_converters_run_on_a_builtin_source() {
 /// A Java sink's records through a Java converter and a Java transformation (which gets
 /// `SinkRecord`s): the transformation throwing on one record fails the task with the Java
 /// exception and stack trace in its trace, or, with `errors.tolerance=all`, sends that record
-/// to the dead letter queue naming the class while the others reach `put` transformed.
+/// to the dead letter queue naming the class while the others reach `put` transformed; a
+/// converter throwing in `configure` fails the task naming it.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_java_transform_that_throws_fails_the_task_or_is_tolerated() {
     let spec = spec("java-smt-sink");

@@ -18,7 +18,9 @@ import org.apache.kafka.connect.storage.HeaderConverter;
  */
 public class PrefixConverter implements Converter, HeaderConverter, Versioned {
     static final ConfigDef CONFIG = new ConfigDef()
-            .define("prefix", ConfigDef.Type.STRING, "", ConfigDef.Importance.HIGH, "Written before every value.");
+            .define("prefix", ConfigDef.Type.STRING, "", ConfigDef.Importance.HIGH, "Written before every value.")
+            .define("fail.configure", ConfigDef.Type.BOOLEAN, false, ConfigDef.Importance.LOW,
+                    "Whether configure throws (a converter that cannot start).");
 
     private String prefix = "";
     private String role = "header";
@@ -30,14 +32,21 @@ public class PrefixConverter implements Converter, HeaderConverter, Versioned {
 
     @Override
     public void configure(Map<String, ?> configs, boolean isKey) {
-        prefix = (String) CONFIG.parse(configs).get("prefix");
-        role = isKey ? "key" : "value";
+        configure(configs, isKey ? "key" : "value");
     }
 
     @Override
     public void configure(Map<String, ?> configs) {
-        prefix = (String) CONFIG.parse(configs).get("prefix");
-        role = "header";
+        configure(configs, "header");
+    }
+
+    private void configure(Map<String, ?> configs, String role) {
+        Map<String, Object> parsed = CONFIG.parse(configs);
+        if ((Boolean) parsed.get("fail.configure")) {
+            throw new IllegalArgumentException("PrefixConverter refuses to configure (fail.configure=true)");
+        }
+        prefix = (String) parsed.get("prefix");
+        this.role = role;
     }
 
     @Override
