@@ -12,9 +12,10 @@
 //! The adapters implement the same traits as the compiled-in connectors, so the herder, REST
 //! and the runtime (at-least-once and exactly-once source runners, converters, transforms,
 //! offsets, transactions, fencing) do not know which kind they run. In the JVM run only the
-//! plugin's own code: `Connector`, `SourceTask` and `SinkTask` calls; records cross as Apache's
-//! JsonConverter writes them (a source task's schemas once) and are converted, transformed,
-//! produced or consumed here.
+//! plugin's own code: `Connector`, `SourceTask` and `SinkTask` calls, and the `Converter`,
+//! `HeaderConverter`, `Transformation` and `Predicate` calls of the Java classes a config names;
+//! records cross as Apache's JsonConverter writes them (a source task's schemas once) and are
+//! converted, transformed, produced or consumed here.
 //!
 //! - [`host`]: the JVM process and the framed protocol.
 //! - `connector`, `task`, `sink`: the adapters (connectors of both kinds, source and sink tasks).
