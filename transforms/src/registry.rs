@@ -335,3 +335,101 @@ pub fn lookup(name: &str, want: Option<PluginType>) -> Option<Found> {
         .or_else(|| find(name).map(Found::Builtin))
         .or_else(|| provided(false))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Record;
+    use connect_api::config::ConfigMap;
+
+    /// A provided transformation: drops every record (so a test can tell it from a built-in).
+    struct Dropper;
+
+    impl crate::Transformation for Dropper {
+        fn configure(&mut self, _props: &ConfigMap) -> Result<()> {
+            Ok(())
+        }
+        fn apply(&self, _record: &mut Record) -> Result<bool> {
+            Ok(false)
+        }
+        fn config_def(&self) -> ConfigDef {
+            ConfigDef::new()
+        }
+    }
+
+    struct Provided;
+
+    const CLASSES: [(&str, PluginType); 3] = [
+        ("com.example.Tag", PluginType::Transformation),
+        ("com.example.InsertField$Value", PluginType::Transformation),
+        ("com.example.Match", PluginType::Predicate),
+    ];
+
+    impl PluginProvider for Provided {
+        fn resolve(&self, name: &str) -> Vec<(String, PluginType)> {
+            CLASSES
+                .iter()
+                .filter(|(c, _)| *c == name || c.rsplit('.').next() == Some(name))
+                .map(|(c, k)| ((*c).to_owned(), *k))
+                .collect()
+        }
+        fn create(&self, _class: &str, _kind: PluginType) -> Result<Plugin> {
+            Ok(Plugin::Transformation(Box::new(Dropper)))
+        }
+        fn config_def(&self, _class: &str, _kind: PluginType) -> Result<ConfigDef> {
+            Ok(ConfigDef::new())
+        }
+        fn plugin_infos(&self) -> Vec<PluginInfo> {
+            CLASSES
+                .iter()
+                .map(|(c, k)| PluginInfo {
+                    class: (*c).to_owned(),
+                    plugin_type: *k,
+                    version: Some("9".to_owned()),
+                })
+                .collect()
+        }
+    }
+
+    /// Apache's names stay built-in; another full name a provider has is the provider's; then
+    /// built-in short names; then the provider's simple names; the rest is not found.
+    #[test]
+    fn provided_classes_resolve_after_apaches_names() {
+        install_provider(Arc::new(Provided));
+        let builtin = |name: &str| matches!(lookup(name, None), Some(Found::Builtin(_)));
+        let provided = |name: &str| match lookup(name, None) {
+            Some(Found::Provided { class, .. }) => Some(class),
+            _ => None,
+        };
+        assert!(builtin(
+            "org.apache.kafka.connect.transforms.InsertField$Value"
+        ));
+        assert!(builtin("InsertField$Value"), "the built-in short name wins");
+        assert_eq!(
+            provided("com.example.InsertField$Value").as_deref(),
+            Some("com.example.InsertField$Value")
+        );
+        assert_eq!(provided("Tag").as_deref(), Some("com.example.Tag"));
+        assert_eq!(
+            lookup("Match", None).map(|f| f.plugin_type()),
+            Some(PluginType::Predicate)
+        );
+        assert!(lookup("com.example.Nope", None).is_none());
+        assert!(plugin_infos().iter().any(|p| p.class == "com.example.Tag"));
+        // A chain builds the provided stage by its class name.
+        let props: ConfigMap = [
+            ("transforms", "t"),
+            ("transforms.t.type", "com.example.Tag"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        let chain = crate::TransformChain::from_config(&props).unwrap();
+        assert_eq!(
+            chain
+                .apply(Record::new("t", None, connect_api::data::Value::Null))
+                .unwrap(),
+            None
+        );
+    }
+}

@@ -286,6 +286,78 @@ pub fn builtin_converter_classes() -> Vec<(&'static str, &'static str)> {
 mod tests {
     use super::*;
 
+    /// A provided converter, told from a built-in one by its definition's one key.
+    struct Fake;
+
+    impl Converter for Fake {
+        fn configure(&mut self, _config: &ConfigMap, _is_key: bool) -> Result<()> {
+            Ok(())
+        }
+        fn from_connect_data(
+            &self,
+            _topic: &str,
+            _schema: Option<&Schema>,
+            _value: &Value,
+        ) -> Result<Option<Vec<u8>>> {
+            Ok(None)
+        }
+        fn to_connect_data(&self, _topic: &str, _bytes: Option<&[u8]>) -> Result<SchemaAndValue> {
+            Ok(SchemaAndValue::new(None, Value::Null))
+        }
+        fn config_def(&self) -> ConfigDef {
+            ConfigDef::new().define(crate::ConfigKey::new(
+                "fake",
+                crate::config::ConfigType::String,
+                crate::config::Importance::Low,
+                "",
+            ))
+        }
+    }
+
+    struct Provided;
+
+    const FAKES: [&str; 2] = ["com.example.JsonConverter", "com.example.TextConverter"];
+
+    impl ConverterProvider for Provided {
+        fn resolve(&self, name: &str, header: bool) -> Option<String> {
+            (!header)
+                .then(|| {
+                    FAKES
+                        .iter()
+                        .find(|c| **c == name || c.rsplit('.').next() == Some(name))
+                })
+                .flatten()
+                .map(|c| (*c).to_owned())
+        }
+        fn converter(&self, _class: &str) -> Option<Box<dyn Converter>> {
+            Some(Box::new(Fake))
+        }
+        fn header_converter(&self, _class: &str) -> Option<Box<dyn HeaderConverter>> {
+            None
+        }
+        fn plugin_infos(&self) -> Vec<crate::plugin::PluginInfo> {
+            Vec::new()
+        }
+    }
+
+    /// Apache's class names and the built-in simple names stay built-in; another full class
+    /// name, or a simple name no built-in has, is the provider's.
+    #[test]
+    fn provided_converters_resolve_after_apaches_names() {
+        install_converter_provider(Arc::new(Provided));
+        let fake = |name: &str| {
+            converter_for_class(name)
+                .map(|c| c.config_def().key("fake").is_some())
+                .unwrap_or_else(|e| panic!("{name}: {e}"))
+        };
+        assert!(!fake(JSON_CONVERTER_CLASS));
+        assert!(!fake("JsonConverter"));
+        assert!(fake("com.example.JsonConverter"));
+        assert!(fake("TextConverter"));
+        assert!(header_converter_for_class("com.example.TextConverter").is_err());
+        assert!(converter_for_class("com.example.Other").is_err());
+    }
+
     #[test]
     fn lookup_by_java_name_and_alias() {
         for name in [
