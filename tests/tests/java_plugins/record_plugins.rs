@@ -4,7 +4,7 @@
 //! their versions, their config definitions served and used in validation, run on a built-in
 //! source's records and on a Java sink's, and their exceptions handled as Apache handles them
 //! (the task FAILED with the Java trace, or the record skipped into the dead letter queue with
-//! `errors.tolerance=all`).
+//! `errors.tolerance=all`); a JVM killed under them is replaced without failing the task.
 
 // Progress goes to the test's captured output.
 #![allow(clippy::print_stdout)]
@@ -16,7 +16,7 @@ use connect_tests::unique;
 use connect_tests::worker::{WorkerProc, create_connector, eventually};
 use serde_json::{Value, json};
 
-use super::spec;
+use super::{plugin_hosts_of, spec};
 
 const TAG: &str = "connectrs.testplugins.TagValue";
 const MATCHES: &str = "connectrs.testplugins.ValueMatches";
@@ -100,7 +100,7 @@ async fn java_transforms_predicates_and_converters_run_on_a_builtin_source() {
     }
     assert_eq!(
         key_names(&w, "PrefixConverter").await,
-        vec!["prefix".to_owned()]
+        vec!["prefix".to_owned(), "fail.configure".to_owned()]
     );
     assert_eq!(
         key_names(&w, "ValueMatches").await,
@@ -405,6 +405,88 @@ async fn a_java_converter_in_the_worker_config_serves_connectors() {
         values,
         ["W|value:0", "W|value:1", "W|value:2"],
         "{records:?}"
+    );
+    let _ = w.send("DELETE", &format!("/connectors/{name}"), None).await;
+}
+
+/// A JVM killed under a built-in source's running Java transformation and converter is replaced
+/// at their next call, where they are configured again: the task stays RUNNING (with
+/// `errors.tolerance=none`, a failed record would fail it) and every record arrives, transformed
+/// and converted by the Java plugins.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_jvm_under_java_stages_is_replaced_without_failing_the_task() {
+    let w = spec("java-smt-kill")
+        .set("auto.restart.enable", "false")
+        .start_worker()
+        .await;
+    let worker_pid = w.pid().expect("worker pid");
+    let hosts = plugin_hosts_of(worker_pid);
+    assert_eq!(hosts.len(), 1, "one plugin host: {hosts:?}");
+    let name = unique("java-smt-kill");
+    let topic = unique("java-smt-kill-out");
+    kafka::create_topics(&[&topic], 1).await;
+    let total = 400;
+    create_connector(
+        &w,
+        &name,
+        json!({
+            "connector.class": "VerifiableSource",
+            "tasks.max": "1",
+            "topic": topic,
+            "max.records": total.to_string(),
+            "throughput": "100",
+            "value.converter": PREFIX,
+            "transforms": "tag",
+            "transforms.tag.type": TAG,
+            "transforms.tag.tag": "k",
+        }),
+    )
+    .await;
+    let read = |at_least: usize| {
+        let t = topic.clone();
+        tokio::task::spawn_blocking(move || {
+            kafka::read_until(
+                &[&t],
+                Isolation::ReadUncommitted,
+                Duration::from_secs(90),
+                |r| r.len() >= at_least,
+            )
+        })
+    };
+    let before = read(50).await.expect("read the first records");
+    assert!(before.len() < total, "killed mid-run: {}", before.len());
+    let _ = std::process::Command::new("kill")
+        .arg("-KILL")
+        .arg(hosts[0].to_string())
+        .status();
+    let records = read(total).await.expect("read every record");
+    let mut seqnos: Vec<usize> = records
+        .iter()
+        .map(|r| {
+            r.value
+                .as_deref()
+                .and_then(|v| v.strip_prefix("value:Struct{original="))
+                .and_then(|v| v.strip_suffix(",tag=k,sink=false}"))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("a tagged value: {r:?}"))
+        })
+        .collect();
+    seqnos.sort_unstable();
+    seqnos.dedup();
+    assert_eq!(
+        seqnos,
+        (0..total).collect::<Vec<_>>(),
+        "every record, none skipped"
+    );
+    let status = w
+        .get(&format!("/connectors/{name}/status"))
+        .await
+        .expect("status");
+    assert_eq!(status["tasks"][0]["state"], "RUNNING", "{status}");
+    let now = plugin_hosts_of(worker_pid);
+    assert!(
+        now.len() == 1 && now[0] != hosts[0],
+        "a new plugin host: {now:?} (was {hosts:?})"
     );
     let _ = w.send("DELETE", &format!("/connectors/{name}"), None).await;
 }

@@ -209,11 +209,18 @@ impl Connection {
             ));
         };
         let len = u32::try_from(bytes.len()).expect("frame under 4 GiB");
-        stdin
+        let written = stdin
             .write_all(&len.to_be_bytes())
             .and_then(|()| stdin.write_all(&bytes))
-            .and_then(|()| stdin.flush())
-            .map_err(|e| HostError::Died(self.dead().unwrap_or_else(|| e.to_string())))
+            .and_then(|()| stdin.flush());
+        drop(guard);
+        written.map_err(|e| {
+            // Its input is closed: the JVM is gone, whether or not the reader saw its output
+            // end yet. Marked dead now, so the next call starts a new one rather than writing
+            // to this one again.
+            self.mark_dead(format!("writing to it failed: {e}"));
+            HostError::Died(self.dead().unwrap_or_else(|| e.to_string()))
+        })
     }
 
     fn request(&self, op: &str, mut body: Value) -> Result<oneshot::Receiver<Reply>, HostError> {
