@@ -179,6 +179,89 @@ impl TransformChain {
         Ok(true)
     }
 
+    /// Whether a stage answers batches cheaper than records one by one (a Java one): the
+    /// runtime then uses [`TransformChain::apply_batch_in_place`].
+    pub fn prefers_batches(&self) -> bool {
+        self.stages.iter().any(|s| s.transform.prefers_batches())
+    }
+
+    /// [`TransformChain::apply_in_place`] on every record of a batch, stage by stage: each stage
+    /// (and its predicate) gets, in one call, the records the stages before it kept. One result
+    /// per record, in order: `Ok(false)` dropped, an error the first stage that failed on it.
+    /// The records a stage sees and their order are those of record-by-record application; only
+    /// the interleaving of different stages' calls differs.
+    pub fn apply_batch_in_place(
+        &self,
+        records: &mut [Record],
+    ) -> Vec<std::result::Result<bool, TransformError>> {
+        let mut ended: Vec<Option<std::result::Result<bool, TransformError>>> =
+            (0..records.len()).map(|_| None).collect();
+        let failed = |stage: &Stage, error: ConnectError| {
+            Some(Err(TransformError {
+                class: stage.class.clone(),
+                error,
+            }))
+        };
+        for stage in &self.stages {
+            let alive: Vec<usize> = (0..records.len()).filter(|i| ended[*i].is_none()).collect();
+            if alive.is_empty() {
+                break;
+            }
+            let selected: Vec<usize> = match &stage.predicate {
+                None => alive,
+                Some((p, negate)) => {
+                    let refs: Vec<&Record> = alive.iter().map(|i| &records[*i]).collect();
+                    let mut tested = p.try_test_batch(&refs).into_iter();
+                    let mut selected = Vec::with_capacity(alive.len());
+                    for i in alive {
+                        match tested.next() {
+                            Some(Ok(matched)) if matched == *negate => {}
+                            Some(Ok(_)) => selected.push(i),
+                            Some(Err(e)) => ended[i] = failed(stage, e),
+                            None => {
+                                ended[i] = failed(
+                                    stage,
+                                    ConnectError::fatal(
+                                        "the predicate answered fewer records than it was given",
+                                    ),
+                                )
+                            }
+                        }
+                    }
+                    selected
+                }
+            };
+            if selected.is_empty() {
+                continue;
+            }
+            let mut refs: Vec<&mut Record> = Vec::with_capacity(selected.len());
+            let mut wanted = selected.iter().peekable();
+            for (i, r) in records.iter_mut().enumerate() {
+                if wanted.peek() == Some(&&i) {
+                    refs.push(r);
+                    wanted.next();
+                }
+            }
+            let mut applied = stage.transform.apply_batch(&mut refs).into_iter();
+            for i in selected {
+                match applied.next() {
+                    Some(Ok(true)) => {}
+                    Some(Ok(false)) => ended[i] = Some(Ok(false)),
+                    Some(Err(e)) => ended[i] = failed(stage, e),
+                    None => {
+                        ended[i] = failed(
+                            stage,
+                            ConnectError::fatal(
+                                "the transformation answered fewer records than it was given",
+                            ),
+                        )
+                    }
+                }
+            }
+        }
+        ended.into_iter().map(|e| e.unwrap_or(Ok(true))).collect()
+    }
+
     /// [`TransformChain::apply`] on a source record (partition and offset kept).
     pub fn apply_source(
         &self,
@@ -430,6 +513,57 @@ mod tests {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect()
+    }
+
+    /// A batch through the chain ends as each record does through it alone: dropped by a
+    /// predicate-guarded Filter, renamed by a RegexRouter, failed by ExtractField on a value
+    /// that is no struct (the failing stage's class named), kept.
+    #[test]
+    fn a_batch_ends_as_its_records_do_one_by_one() {
+        let chain = TransformChain::from_config(&props(&[
+            ("transforms", "drop,fail,route"),
+            ("transforms.drop.type", "Filter"),
+            ("transforms.drop.predicate", "isDrop"),
+            ("transforms.fail.type", "ExtractField$Value"),
+            ("transforms.fail.field", "f"),
+            ("transforms.fail.predicate", "isBad"),
+            ("transforms.route.type", "RegexRouter"),
+            ("transforms.route.regex", "keep(.*)"),
+            ("transforms.route.replacement", "kept$1"),
+            ("predicates", "isDrop,isBad"),
+            ("predicates.isDrop.type", "TopicNameMatches"),
+            ("predicates.isDrop.pattern", "drop.*"),
+            ("predicates.isBad.type", "TopicNameMatches"),
+            ("predicates.isBad.pattern", "bad.*"),
+        ]))
+        .unwrap();
+        assert!(
+            !chain.prefers_batches(),
+            "built-in stages take records one by one"
+        );
+        let record = |t: &str| Record::new(t, None, connect_api::data::Value::Int32(1));
+        let topics = ["keep1", "drop1", "bad1", "keep2", "drop2"];
+        let mut batch: Vec<Record> = topics.iter().map(|t| record(t)).collect();
+        let results = chain.apply_batch_in_place(&mut batch);
+        assert_eq!(results.len(), topics.len());
+        for ((topic, result), after) in topics.iter().zip(results).zip(&batch) {
+            let mut alone = record(topic);
+            match (chain.apply_in_place(&mut alone), result) {
+                (Ok(a), Ok(b)) => {
+                    assert_eq!(a, b, "{topic}");
+                    if a {
+                        assert_eq!(&alone, after, "{topic}");
+                    }
+                }
+                (Err(a), Err(b)) => {
+                    assert_eq!(a.class, b.class, "{topic}");
+                    assert_eq!(a.error.to_string(), b.error.to_string(), "{topic}");
+                }
+                (a, b) => panic!("{topic}: alone {a:?}, in a batch {b:?}"),
+            }
+        }
+        assert_eq!(batch[0].topic, "kept1");
+        assert_eq!(batch[3].topic, "kept2");
     }
 
     fn errors(def: &ConfigDef, p: &ConfigMap) -> Vec<(String, Vec<String>)> {

@@ -115,6 +115,17 @@ pub trait Transformation: Send + Sync {
     /// `false` drops it. After an error the record is not used again.
     fn apply(&self, record: &mut Record) -> Result<bool>;
     fn config_def(&self) -> ConfigDef;
+    /// [`Transformation::apply`] on several records, one result per record in order (a
+    /// record's error does not stop the others). The default applies them one by one; a
+    /// transformation in another process answers them in one call.
+    fn apply_batch(&self, records: &mut [&mut Record]) -> Vec<Result<bool>> {
+        records.iter_mut().map(|r| self.apply(r)).collect()
+    }
+    /// Whether [`Transformation::apply_batch`] costs less than one `apply` per record (the
+    /// runtime then hands a chain with such a stage whole batches).
+    fn prefers_batches(&self) -> bool {
+        false
+    }
 }
 
 /// Java's `Predicate`.
@@ -127,6 +138,10 @@ pub trait Predicate: Send + Sync {
     /// propagates a predicate's exception.
     fn try_test(&self, record: &Record) -> Result<bool> {
         Ok(self.test(record))
+    }
+    /// [`Predicate::try_test`] on several records, one result per record in order.
+    fn try_test_batch(&self, records: &[&Record]) -> Vec<Result<bool>> {
+        records.iter().map(|r| self.try_test(r)).collect()
     }
 }
 

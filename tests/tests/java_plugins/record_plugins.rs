@@ -54,7 +54,8 @@ fn errors_on(body: &Value, key: &str) -> Vec<String> {
         .collect()
 }
 
-/// A built-in Rust source (VerifiableSource) with a Java transformation under a Java predicate,
+/// A built-in Rust source (VerifiableSource, batches of 4) with a Java transformation under a
+/// Java predicate (each applied to a batch in one call),
 /// a built-in transformation after it, and Java key, value and header converters: the even
 /// records are tagged and renamed, the odd ones pass, every key, value and header is written by
 /// the Java converter. Listing, config definitions and validation know the Java classes; an
@@ -117,6 +118,7 @@ async fn java_transforms_predicates_and_converters_run_on_a_builtin_source() {
         "tasks.max": "1",
         "topic": topic,
         "max.records": "10",
+        "batch.size": "4",
         "key.converter": PREFIX,
         "key.converter.prefix": "J|",
         "value.converter": PREFIX,
@@ -435,6 +437,7 @@ async fn a_killed_jvm_under_java_stages_is_replaced_without_failing_the_task() {
             "topic": topic,
             "max.records": total.to_string(),
             "throughput": "100",
+            "batch.size": "5",
             "value.converter": PREFIX,
             "transforms": "tag",
             "transforms.tag.type": TAG,
@@ -489,4 +492,74 @@ async fn a_killed_jvm_under_java_stages_is_replaced_without_failing_the_task() {
         "a new plugin host: {now:?} (was {hosts:?})"
     );
     let _ = w.send("DELETE", &format!("/connectors/{name}"), None).await;
+}
+
+/// A Java transformation applied to a source's batches in one call, throwing on one record:
+/// with `errors.tolerance=all` only that record is skipped (the others of its batch are
+/// transformed and produced); without, the task is FAILED with the Java trace.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_java_transform_failing_in_a_batch_fails_only_that_record() {
+    let spec = spec("java-smt-batch");
+    let w = spec.start_worker().await;
+    let config = |topic: &str, tolerance: &str| {
+        json!({
+            "connector.class": "VerifiableSource",
+            "tasks.max": "1",
+            "topic": topic,
+            "max.records": "12",
+            "batch.size": "4",
+            "value.converter": PREFIX,
+            "transforms": "tag",
+            "transforms.tag.type": TAG,
+            "transforms.tag.tag": "b",
+            "transforms.tag.fail.on": "5",
+            "errors.tolerance": tolerance,
+        })
+    };
+    let tolerant = unique("java-smt-batch");
+    let topic = unique("java-smt-batch-out");
+    kafka::create_topics(&[&topic], 1).await;
+    create_connector(&w, &tolerant, config(&topic, "all")).await;
+    let t = topic.clone();
+    let records = tokio::task::spawn_blocking(move || {
+        kafka::read_until(
+            &[&t],
+            Isolation::ReadUncommitted,
+            Duration::from_secs(60),
+            |r| r.len() >= 11,
+        )
+    })
+    .await
+    .expect("read the output");
+    let values: Vec<String> = records.iter().filter_map(|r| r.value.clone()).collect();
+    let want: Vec<String> = (0..12)
+        .filter(|i| *i != 5)
+        .map(|i| format!("value:Struct{{original={i},tag=b,sink=false}}"))
+        .collect();
+    assert_eq!(values, want);
+    let _ = w
+        .send("DELETE", &format!("/connectors/{tolerant}"), None)
+        .await;
+
+    let failing = unique("java-smt-batch-fail");
+    let topic = unique("java-smt-batch-fail-out");
+    kafka::create_topics(&[&topic], 1).await;
+    create_connector(&w, &failing, config(&topic, "none")).await;
+    let task = eventually(Duration::from_secs(60), "the task FAILED", || async {
+        let status = w.get(&format!("/connectors/{failing}/status")).await.ok()?;
+        (status["tasks"][0]["state"] == "FAILED").then(|| status["tasks"][0].clone())
+    })
+    .await;
+    let trace = task["trace"].as_str().unwrap_or_default();
+    for want in [
+        "Tolerance exceeded in error handler".to_owned(),
+        format!("apply of Java transformation {TAG} failed"),
+        "TagValue refuses the value 5".to_owned(),
+        format!("at {TAG}.apply"),
+    ] {
+        assert!(trace.contains(&want), "{want:?} in the trace: {trace}");
+    }
+    let _ = w
+        .send("DELETE", &format!("/connectors/{failing}"), None)
+        .await;
 }

@@ -18,8 +18,9 @@
 //!
 //! # Performance
 //!
-//! One round trip to the JVM per record and Java stage (the chain applies stages record by
-//! record): a Java stage costs far more than a built-in one.
+//! A chain with a Java stage is applied batch by batch where the runtime has batches (a source
+//! task's polls): one round trip to the JVM per batch and Java stage (and predicate). Where it
+//! applies records one by one (a sink task's records), one round trip per record.
 
 use std::sync::Arc;
 
@@ -30,7 +31,33 @@ use serde_json::json;
 
 use super::JavaHost;
 use super::convert;
+use super::host::HostError;
 use super::instance::{PluginInstance, config_def_or_log};
+
+/// A Java exception of one record's result (`class`, `message`, `trace`).
+fn java_error(e: &serde_json::Value) -> HostError {
+    let text = |k: &str| e[k].as_str().unwrap_or_default().to_owned();
+    HostError::Java {
+        class: text("class"),
+        message: text("message"),
+        trace: text("trace"),
+    }
+}
+
+/// The error of a failed call, for each record of its batch (the message and the Java trace).
+fn copy(e: &ConnectError) -> ConnectError {
+    let message = e.to_string();
+    let copied = match e.kind() {
+        connect_api::ErrorKind::Data => ConnectError::data(message),
+        connect_api::ErrorKind::Retriable => ConnectError::retriable(message),
+        connect_api::ErrorKind::Config => return ConnectError::config(message),
+        connect_api::ErrorKind::Fatal => ConnectError::fatal(message),
+    };
+    match std::error::Error::source(e) {
+        Some(source) => copied.with_source(source.to_string()),
+        None => copied,
+    }
+}
 
 fn not_configured(kind: &str, class: &str) -> ConnectError {
     ConnectError::fatal(format!("Java {kind} {class} used before configure"))
@@ -69,27 +96,60 @@ impl Transformation for JavaTransformation {
     }
 
     fn apply(&self, record: &mut Record) -> Result<bool> {
-        let instance = self
-            .instance
-            .as_ref()
-            .ok_or_else(|| not_configured("transformation", &self.class))?;
-        let wire = convert::record_json(&self.json, record)?;
-        let answer = instance
-            .call("transform.apply", json!({"records": [wire]}))
-            .map_err(|e| {
-                e.into_record_error(&format!("apply of Java transformation {}", self.class))
-            })?;
-        let out = &answer[0];
-        if out.is_null() {
-            return Ok(false);
-        }
-        convert::read_record(&self.json, out, record).map_err(|e| {
-            ConnectError::data(format!(
-                "the record Java transformation {} returned did not convert: {e}",
-                self.class
-            ))
-        })?;
-        Ok(true)
+        self.apply_batch(&mut [record])
+            .pop()
+            .unwrap_or_else(|| Err(ConnectError::fatal("no result for the record")))
+    }
+
+    fn apply_batch(&self, records: &mut [&mut Record]) -> Vec<Result<bool>> {
+        let what = format!("apply of Java transformation {}", self.class);
+        let answer = (|| {
+            let instance = self
+                .instance
+                .as_ref()
+                .ok_or_else(|| not_configured("transformation", &self.class))?;
+            let wire = records
+                .iter()
+                .map(|r| convert::record_json(&self.json, r))
+                .collect::<Result<Vec<_>>>()?;
+            instance
+                .call("transform.apply", json!({"records": wire}))
+                .map_err(|e| e.into_record_error(&what))
+        })();
+        let answer = match answer {
+            Ok(a) => a,
+            // The call itself failed: every record with it.
+            Err(e) => return records.iter().map(|_| Err(copy(&e))).collect(),
+        };
+        records
+            .iter_mut()
+            .enumerate()
+            .map(|(i, record)| {
+                let out = &answer[i];
+                if let Some(e) = out.get("error") {
+                    return Err(java_error(e).into_record_error(&what));
+                }
+                match out.get("record") {
+                    None => Err(ConnectError::fatal(format!(
+                        "{what}: the host answered no result for record {i} of {}",
+                        answer.as_array().map_or(0, Vec::len)
+                    ))),
+                    Some(r) if r.is_null() => Ok(false),
+                    Some(r) => convert::read_record(&self.json, r, record)
+                        .map(|()| true)
+                        .map_err(|e| {
+                            ConnectError::data(format!(
+                                "the record Java transformation {} returned did not convert: {e}",
+                                self.class
+                            ))
+                        }),
+                }
+            })
+            .collect()
+    }
+
+    fn prefers_batches(&self) -> bool {
+        true
     }
 
     fn config_def(&self) -> ConfigDef {
@@ -134,20 +194,45 @@ impl Predicate for JavaPredicate {
     }
 
     fn try_test(&self, record: &Record) -> Result<bool> {
-        let instance = self
-            .instance
-            .as_ref()
-            .ok_or_else(|| not_configured("predicate", &self.class))?;
-        let wire = convert::record_json(&self.json, record)?;
-        let answer = instance
-            .call("predicate.test", json!({"record": wire}))
-            .map_err(|e| e.into_record_error(&format!("test of Java predicate {}", self.class)))?;
-        answer.as_bool().ok_or_else(|| {
-            ConnectError::fatal(format!(
-                "test of Java predicate {} answered {answer}, not a boolean",
-                self.class
-            ))
-        })
+        self.try_test_batch(&[record])
+            .pop()
+            .unwrap_or_else(|| Err(ConnectError::fatal("no result for the record")))
+    }
+
+    fn try_test_batch(&self, records: &[&Record]) -> Vec<Result<bool>> {
+        let what = format!("test of Java predicate {}", self.class);
+        let answer = (|| {
+            let instance = self
+                .instance
+                .as_ref()
+                .ok_or_else(|| not_configured("predicate", &self.class))?;
+            let wire = records
+                .iter()
+                .map(|r| convert::record_json(&self.json, r))
+                .collect::<Result<Vec<_>>>()?;
+            instance
+                .call("predicate.test", json!({"records": wire}))
+                .map_err(|e| e.into_record_error(&what))
+        })();
+        let answer = match answer {
+            Ok(a) => a,
+            Err(e) => return records.iter().map(|_| Err(copy(&e))).collect(),
+        };
+        (0..records.len())
+            .map(|i| {
+                let out = &answer[i];
+                if let Some(e) = out.get("error") {
+                    return Err(java_error(e).into_record_error(&what));
+                }
+                out.get("ok")
+                    .and_then(serde_json::Value::as_bool)
+                    .ok_or_else(|| {
+                        ConnectError::fatal(format!(
+                            "{what}: the host answered {out} for record {i}"
+                        ))
+                    })
+            })
+            .collect()
     }
 
     fn config_def(&self) -> ConfigDef {

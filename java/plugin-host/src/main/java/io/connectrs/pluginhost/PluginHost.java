@@ -472,7 +472,7 @@ public final class PluginHost {
             case "transform.apply" -> submit(shared, loaderOf(f), id,
                     () -> recordPlugins.apply(f.path("instance").asText(), f.path("records")));
             case "predicate.test" -> submit(shared, loaderOf(f), id,
-                    () -> recordPlugins.test(f.path("instance").asText(), f.path("record")));
+                    () -> recordPlugins.test(f.path("instance").asText(), f.path("records")));
             case "converter.fromConnect" -> submit(shared, loaderOf(f), id,
                     () -> recordPlugins.fromConnect(f.path("instance").asText(), f));
             case "converter.toConnect" -> submit(shared, loaderOf(f), id,

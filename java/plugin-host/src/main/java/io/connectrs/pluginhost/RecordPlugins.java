@@ -7,7 +7,6 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.BooleanNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.util.RawValue;
@@ -170,31 +169,50 @@ final class RecordPlugins {
         return n;
     }
 
-    /** {@code Transformation.apply} on each record; null for a record it dropped. */
+    /**
+     * {@code Transformation.apply} on each record, in order: {@code {"record": ...}} with the
+     * record it returned, {@code {"record": null}} for one it dropped, {@code {"error": ...}} for
+     * one it threw on (the later records are still applied: the worker decides what an error
+     * means, as for one record).
+     */
     @SuppressWarnings({"unchecked", "rawtypes"})
     JsonNode apply(String id, JsonNode records) throws Exception {
         Transformation t = (Transformation) instance(id);
         ArrayNode out = Protocol.MAPPER.createArrayNode();
         synchronized (t) {
             for (JsonNode r : records) {
-                ConnectRecord<?> result = (ConnectRecord<?>) t.apply(decode(r));
-                if (result == null) {
-                    out.addNull();
-                } else {
-                    out.add(encode(result));
+                ObjectNode n = out.addObject();
+                try {
+                    ConnectRecord<?> result = (ConnectRecord<?>) t.apply(decode(r));
+                    if (result == null) {
+                        n.putNull("record");
+                    } else {
+                        n.set("record", encode(result));
+                    }
+                } catch (Exception e) {
+                    n.set("error", Protocol.errorNode(e));
                 }
             }
         }
         return out;
     }
 
-    /** {@code Predicate.test} on the record. */
+    /** {@code Predicate.test} on each record, in order: {@code {"ok": bool}} or {@code {"error": ...}}. */
     @SuppressWarnings({"unchecked", "rawtypes"})
-    JsonNode test(String id, JsonNode record) throws Exception {
+    JsonNode test(String id, JsonNode records) throws Exception {
         Predicate p = (Predicate) instance(id);
+        ArrayNode out = Protocol.MAPPER.createArrayNode();
         synchronized (p) {
-            return BooleanNode.valueOf(p.test(decode(record)));
+            for (JsonNode r : records) {
+                ObjectNode n = out.addObject();
+                try {
+                    n.put("ok", p.test(decode(r)));
+                } catch (Exception e) {
+                    n.set("error", Protocol.errorNode(e));
+                }
+            }
         }
+        return out;
     }
 
     /** {@code fromConnectData} (or {@code fromConnectHeader} with a header key): base64 bytes or null. */
