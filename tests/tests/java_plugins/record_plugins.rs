@@ -494,12 +494,13 @@ async fn a_killed_jvm_under_java_stages_is_replaced_without_failing_the_task() {
     let _ = w.send("DELETE", &format!("/connectors/{name}"), None).await;
 }
 
-/// A Java transformation applied to a source's batches in one call, throwing on one record:
-/// with `errors.tolerance=all` only that record is skipped (the others of its batch are
-/// transformed and produced); without, the task is FAILED with the Java trace.
+/// A Java transformation applied to an exactly-once source's batches in one call, throwing on
+/// one record: with `errors.tolerance=all` only that record is skipped (the others of its
+/// batch are transformed and committed); without, the task is FAILED with the Java trace.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_java_transform_failing_in_a_batch_fails_only_that_record() {
-    let spec = spec("java-smt-batch");
+    // The exactly-once runner: its batches are converted whole too.
+    let spec = spec("java-smt-batch").set("exactly.once.source.support", "enabled");
     let w = spec.start_worker().await;
     let config = |topic: &str, tolerance: &str| {
         json!({
@@ -524,7 +525,7 @@ async fn a_java_transform_failing_in_a_batch_fails_only_that_record() {
     let records = tokio::task::spawn_blocking(move || {
         kafka::read_until(
             &[&t],
-            Isolation::ReadUncommitted,
+            Isolation::ReadCommitted,
             Duration::from_secs(60),
             |r| r.len() >= 11,
         )
