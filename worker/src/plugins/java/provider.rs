@@ -39,30 +39,37 @@ fn simple(class: &str) -> &str {
     class.rsplit('.').next().unwrap_or(class)
 }
 
+/// The classes of one of `kinds` that `name` names: the class itself, else those of that
+/// simple name when only one class of a kind has it.
+fn resolve_kinds(
+    classes: &[JavaClass],
+    name: &str,
+    kinds: &[PluginType],
+) -> Vec<(String, PluginType)> {
+    let name = name.trim();
+    let of_kinds = || classes.iter().filter(|c| kinds.contains(&c.kind));
+    let exact: Vec<_> = of_kinds()
+        .filter(|c| c.class == name)
+        .map(|c| (c.class.clone(), c.kind))
+        .collect();
+    if !exact.is_empty() {
+        return exact;
+    }
+    kinds
+        .iter()
+        .filter_map(|kind| {
+            let mut by_simple = of_kinds().filter(|c| c.kind == *kind && simple(&c.class) == name);
+            match (by_simple.next(), by_simple.next()) {
+                (Some(c), None) => Some((c.class.clone(), c.kind)),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
 impl JavaRecordPlugins {
-    /// The classes of one of `kinds` that `name` names: the class itself, else those of that
-    /// simple name when only one class of a kind has it.
     fn resolve_kinds(&self, name: &str, kinds: &[PluginType]) -> Vec<(String, PluginType)> {
-        let name = name.trim();
-        let of_kinds = || self.classes.iter().filter(|c| kinds.contains(&c.kind));
-        let exact: Vec<_> = of_kinds()
-            .filter(|c| c.class == name)
-            .map(|c| (c.class.clone(), c.kind))
-            .collect();
-        if !exact.is_empty() {
-            return exact;
-        }
-        kinds
-            .iter()
-            .filter_map(|kind| {
-                let mut by_simple =
-                    of_kinds().filter(|c| c.kind == *kind && simple(&c.class) == name);
-                match (by_simple.next(), by_simple.next()) {
-                    (Some(c), None) => Some((c.class.clone(), c.kind)),
-                    _ => None,
-                }
-            })
-            .collect()
+        resolve_kinds(&self.classes, name, kinds)
     }
 
     fn infos(&self, kinds: &[PluginType]) -> Vec<PluginInfo> {
@@ -129,5 +136,50 @@ impl ConverterProvider for JavaRecordPlugins {
 
     fn plugin_infos(&self) -> Vec<PluginInfo> {
         self.infos(&CONVERTERS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class(class: &str, kind: PluginType) -> JavaClass {
+        JavaClass {
+            class: class.to_owned(),
+            kind,
+            version: "1".to_owned(),
+        }
+    }
+
+    /// A full class name resolves to its class; a simple name only when one class of the kind
+    /// has it (two plugins with `a.Tag` and `b.Tag`: neither by `Tag`); a class of another
+    /// kind does not answer.
+    #[test]
+    fn names_resolve_to_one_class_of_the_kinds_asked() {
+        let classes = [
+            class("a.Tag", PluginType::Transformation),
+            class("b.Tag", PluginType::Transformation),
+            class("a.Only", PluginType::Transformation),
+            class("a.Conv", PluginType::Converter),
+            class("a.Conv", PluginType::HeaderConverter),
+        ];
+        let stages = [PluginType::Transformation, PluginType::Predicate];
+        assert_eq!(
+            resolve_kinds(&classes, "b.Tag", &stages),
+            [("b.Tag".to_owned(), PluginType::Transformation)]
+        );
+        assert!(
+            resolve_kinds(&classes, "Tag", &stages).is_empty(),
+            "ambiguous"
+        );
+        assert_eq!(
+            resolve_kinds(&classes, " Only ", &stages),
+            [("a.Only".to_owned(), PluginType::Transformation)]
+        );
+        assert!(resolve_kinds(&classes, "a.Conv", &stages).is_empty());
+        assert_eq!(
+            resolve_kinds(&classes, "Conv", &[PluginType::HeaderConverter]),
+            [("a.Conv".to_owned(), PluginType::HeaderConverter)]
+        );
     }
 }
