@@ -214,8 +214,8 @@ impl PluginRegistry {
         self
     }
 
-    /// Records a class that exists but cannot run here (a Java sink connector, a Java converter
-    /// or transformation of `plugin.path`): naming it is an error saying `reason`.
+    /// Records a class that exists but cannot run here (a Java connector of a kind this worker
+    /// does not run): naming it is an error saying `reason`.
     pub fn refuse(&mut self, class: impl Into<String>, reason: impl Into<String>) -> &mut Self {
         self.refused.push((class.into(), reason.into()));
         self

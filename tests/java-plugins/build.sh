@@ -11,7 +11,7 @@ here=$root/tests/java-plugins
 out=${CONNECT_TEST_PLUGINS:-$root/.local/test-plugins}
 host=$("$root/deploy/plugin-host.sh" build)
 
-for plugin in recording-sink counting-source; do
+for plugin in recording-sink counting-source record-plugins; do
   src=$here/$plugin
   stamp=$( (cd "$src" && find . -type f | sort | xargs sha256sum) | sha256sum | cut -d' ' -f1)
   dir=$out/$plugin

@@ -13,7 +13,7 @@ use connect_api::config::{
 use connect_api::record::{SinkRecord, SourceRecord};
 use connect_api::{ConnectError, PluginType, Result};
 
-use crate::registry::find;
+use crate::registry::{Found, lookup};
 use crate::{Plugin, Predicate, Record, Transformation};
 
 pub const TRANSFORMS_CONFIG: &str = "transforms";
@@ -58,18 +58,25 @@ fn aliases(props: &ConfigMap, key: &str) -> Result<Vec<String>> {
     }
 }
 
-fn instantiate(class: &str, key: &str, kind: PluginType) -> Result<Plugin> {
-    let def = find(class).ok_or_else(|| {
+/// The class `class` names, of kind `kind` (the errors Apache's `ConnectorConfig` gives).
+fn resolve(class: &str, key: &str, kind: PluginType) -> Result<Found> {
+    let found = lookup(class, Some(kind)).ok_or_else(|| {
         ConnectError::invalid_value(key, class, &format!("Class {class} could not be found."))
     })?;
-    if def.plugin_type != kind {
+    if found.plugin_type() != kind {
         return Err(ConnectError::invalid_value(
             key,
             class,
             &format!("Not a {}", kind_name(kind)),
         ));
     }
-    Ok((def.create)())
+    Ok(found)
+}
+
+fn instantiate(class: &str, key: &str, kind: PluginType) -> Result<(Found, Plugin)> {
+    let found = resolve(class, key, kind)?;
+    let plugin = found.create()?;
+    Ok((found, plugin))
 }
 
 fn kind_name(kind: PluginType) -> &'static str {
@@ -91,7 +98,7 @@ impl TransformChain {
             let class = props
                 .get(&type_key)
                 .ok_or_else(|| ConnectError::missing_required(&type_key))?;
-            let Plugin::Transformation(mut transform) =
+            let (found, Plugin::Transformation(mut transform)) =
                 instantiate(class, &type_key, PluginType::Transformation)?
             else {
                 unreachable!("instantiate checked the kind")
@@ -109,7 +116,7 @@ impl TransformChain {
                     let pclass = props
                         .get(&ptype)
                         .ok_or_else(|| ConnectError::missing_required(&ptype))?;
-                    let Plugin::Predicate(mut predicate) =
+                    let (_, Plugin::Predicate(mut predicate)) =
                         instantiate(pclass, &ptype, PluginType::Predicate)?
                     else {
                         unreachable!("instantiate checked the kind")
@@ -122,7 +129,7 @@ impl TransformChain {
                 }
             };
             stages.push(Stage {
-                class: find(class).map_or(class.clone(), |d| d.class.to_owned()),
+                class: found.class().to_owned(),
                 transform,
                 predicate,
             });
@@ -146,10 +153,17 @@ impl TransformChain {
     /// [`TransformChain::apply`] on a record in place; `false` when a stage dropped it.
     pub fn apply_in_place(&self, record: &mut Record) -> std::result::Result<bool, TransformError> {
         for stage in &self.stages {
-            if let Some((p, negate)) = &stage.predicate
-                && p.test(record) == *negate
-            {
-                continue;
+            if let Some((p, negate)) = &stage.predicate {
+                match p.try_test(record) {
+                    Ok(matched) if matched == *negate => continue,
+                    Ok(_) => {}
+                    Err(error) => {
+                        return Err(TransformError {
+                            class: stage.class.clone(),
+                            error,
+                        });
+                    }
+                }
             }
             match stage.transform.apply(record) {
                 Ok(true) => {}
@@ -163,6 +177,89 @@ impl TransformChain {
             }
         }
         Ok(true)
+    }
+
+    /// Whether a stage answers batches cheaper than records one by one (a Java one): the
+    /// runtime then uses [`TransformChain::apply_batch_in_place`].
+    pub fn prefers_batches(&self) -> bool {
+        self.stages.iter().any(|s| s.transform.prefers_batches())
+    }
+
+    /// [`TransformChain::apply_in_place`] on every record of a batch, stage by stage: each stage
+    /// (and its predicate) gets, in one call, the records the stages before it kept. One result
+    /// per record, in order: `Ok(false)` dropped, an error the first stage that failed on it.
+    /// The records a stage sees and their order are those of record-by-record application; only
+    /// the interleaving of different stages' calls differs.
+    pub fn apply_batch_in_place(
+        &self,
+        records: &mut [Record],
+    ) -> Vec<std::result::Result<bool, TransformError>> {
+        let mut ended: Vec<Option<std::result::Result<bool, TransformError>>> =
+            (0..records.len()).map(|_| None).collect();
+        let failed = |stage: &Stage, error: ConnectError| {
+            Some(Err(TransformError {
+                class: stage.class.clone(),
+                error,
+            }))
+        };
+        for stage in &self.stages {
+            let alive: Vec<usize> = (0..records.len()).filter(|i| ended[*i].is_none()).collect();
+            if alive.is_empty() {
+                break;
+            }
+            let selected: Vec<usize> = match &stage.predicate {
+                None => alive,
+                Some((p, negate)) => {
+                    let refs: Vec<&Record> = alive.iter().map(|i| &records[*i]).collect();
+                    let mut tested = p.try_test_batch(&refs).into_iter();
+                    let mut selected = Vec::with_capacity(alive.len());
+                    for i in alive {
+                        match tested.next() {
+                            Some(Ok(matched)) if matched == *negate => {}
+                            Some(Ok(_)) => selected.push(i),
+                            Some(Err(e)) => ended[i] = failed(stage, e),
+                            None => {
+                                ended[i] = failed(
+                                    stage,
+                                    ConnectError::fatal(
+                                        "the predicate answered fewer records than it was given",
+                                    ),
+                                )
+                            }
+                        }
+                    }
+                    selected
+                }
+            };
+            if selected.is_empty() {
+                continue;
+            }
+            let mut refs: Vec<&mut Record> = Vec::with_capacity(selected.len());
+            let mut wanted = selected.iter().peekable();
+            for (i, r) in records.iter_mut().enumerate() {
+                if wanted.peek() == Some(&&i) {
+                    refs.push(r);
+                    wanted.next();
+                }
+            }
+            let mut applied = stage.transform.apply_batch(&mut refs).into_iter();
+            for i in selected {
+                match applied.next() {
+                    Some(Ok(true)) => {}
+                    Some(Ok(false)) => ended[i] = Some(Ok(false)),
+                    Some(Err(e)) => ended[i] = failed(stage, e),
+                    None => {
+                        ended[i] = failed(
+                            stage,
+                            ConnectError::fatal(
+                                "the transformation answered fewer records than it was given",
+                            ),
+                        )
+                    }
+                }
+            }
+        }
+        ended.into_iter().map(|e| e.unwrap_or(Ok(true))).collect()
     }
 
     /// [`TransformChain::apply`] on a source record (partition and offset kept).
@@ -270,6 +367,17 @@ pub fn enrich(base: ConfigDef, props: &ConfigMap) -> ConfigDef {
             let group = format!("{group_name}: {alias}");
             let type_key = format!("{prefix}{TYPE_CONFIG}");
             let kind_lower = kind_name(kind).to_ascii_lowercase();
+            // The class's own definition (a provided class's may fail: its host's error is
+            // then the type key's).
+            let plugin = props
+                .get(&type_key)
+                .and_then(|c| lookup(c, Some(kind)))
+                .filter(|f| f.plugin_type() == kind)
+                .map(|f| f.config_def());
+            let def_error = match &plugin {
+                Some(Err(e)) => Some(e.to_string()),
+                _ => None,
+            };
             let (p, props_c) = (prefix.clone(), props.clone());
             let validator = lambda(
                 format!("valid configs for {alias} {kind_lower}"),
@@ -286,7 +394,10 @@ pub fn enrich(base: ConfigDef, props: &ConfigMap) -> ConfigDef {
                     if let Some(class) = v.and_then(TypedValue::as_str) {
                         instantiate(class, name, kind)?;
                     }
-                    Ok(())
+                    match &def_error {
+                        Some(e) => Err(ConnectError::config(e.clone())),
+                        None => Ok(()),
+                    }
                 },
             );
             def = def.define(
@@ -301,11 +412,7 @@ pub fn enrich(base: ConfigDef, props: &ConfigMap) -> ConfigDef {
                 .width(Width::Long)
                 .display_name(format!("{} type for {alias}", kind_name(kind))),
             );
-            let Some(plugin) = props
-                .get(&type_key)
-                .and_then(|c| find(c))
-                .filter(|d| d.plugin_type == kind)
-            else {
+            let Some(Ok(plugin_def)) = plugin else {
                 continue;
             };
             let mut own = ConfigDef::new();
@@ -329,7 +436,7 @@ pub fn enrich(base: ConfigDef, props: &ConfigMap) -> ConfigDef {
                             .default_value(false),
                     );
             }
-            for key in (plugin.config_def)().keys() {
+            for key in plugin_def.keys() {
                 if kind == PluginType::Transformation
                     && (key.name == PREDICATE_CONFIG || key.name == NEGATE_CONFIG)
                 {
@@ -406,6 +513,57 @@ mod tests {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect()
+    }
+
+    /// A batch through the chain ends as each record does through it alone: dropped by a
+    /// predicate-guarded Filter, renamed by a RegexRouter, failed by ExtractField on a value
+    /// that is no struct (the failing stage's class named), kept.
+    #[test]
+    fn a_batch_ends_as_its_records_do_one_by_one() {
+        let chain = TransformChain::from_config(&props(&[
+            ("transforms", "drop,fail,route"),
+            ("transforms.drop.type", "Filter"),
+            ("transforms.drop.predicate", "isDrop"),
+            ("transforms.fail.type", "ExtractField$Value"),
+            ("transforms.fail.field", "f"),
+            ("transforms.fail.predicate", "isBad"),
+            ("transforms.route.type", "RegexRouter"),
+            ("transforms.route.regex", "keep(.*)"),
+            ("transforms.route.replacement", "kept$1"),
+            ("predicates", "isDrop,isBad"),
+            ("predicates.isDrop.type", "TopicNameMatches"),
+            ("predicates.isDrop.pattern", "drop.*"),
+            ("predicates.isBad.type", "TopicNameMatches"),
+            ("predicates.isBad.pattern", "bad.*"),
+        ]))
+        .unwrap();
+        assert!(
+            !chain.prefers_batches(),
+            "built-in stages take records one by one"
+        );
+        let record = |t: &str| Record::new(t, None, connect_api::data::Value::Int32(1));
+        let topics = ["keep1", "drop1", "bad1", "keep2", "drop2"];
+        let mut batch: Vec<Record> = topics.iter().map(|t| record(t)).collect();
+        let results = chain.apply_batch_in_place(&mut batch);
+        assert_eq!(results.len(), topics.len());
+        for ((topic, result), after) in topics.iter().zip(results).zip(&batch) {
+            let mut alone = record(topic);
+            match (chain.apply_in_place(&mut alone), result) {
+                (Ok(a), Ok(b)) => {
+                    assert_eq!(a, b, "{topic}");
+                    if a {
+                        assert_eq!(&alone, after, "{topic}");
+                    }
+                }
+                (Err(a), Err(b)) => {
+                    assert_eq!(a.class, b.class, "{topic}");
+                    assert_eq!(a.error.to_string(), b.error.to_string(), "{topic}");
+                }
+                (a, b) => panic!("{topic}: alone {a:?}, in a batch {b:?}"),
+            }
+        }
+        assert_eq!(batch[0].topic, "kept1");
+        assert_eq!(batch[3].topic, "kept2");
     }
 
     fn errors(def: &ConfigDef, p: &ConfigMap) -> Vec<(String, Vec<String>)> {

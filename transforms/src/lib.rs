@@ -36,7 +36,7 @@ pub mod util;
 mod value_to_key;
 
 pub use chain::{TransformChain, TransformError};
-pub use registry::{PluginDef, plugin_infos, plugins};
+pub use registry::{Found, PluginDef, PluginProvider, install_provider, plugin_infos, plugins};
 
 /// The version every built-in plugin reports (Apache reports the Kafka version).
 pub const VERSION: &str = "4.4.0";
@@ -115,6 +115,17 @@ pub trait Transformation: Send + Sync {
     /// `false` drops it. After an error the record is not used again.
     fn apply(&self, record: &mut Record) -> Result<bool>;
     fn config_def(&self) -> ConfigDef;
+    /// [`Transformation::apply`] on several records, one result per record in order (a
+    /// record's error does not stop the others). The default applies them one by one; a
+    /// transformation in another process answers them in one call.
+    fn apply_batch(&self, records: &mut [&mut Record]) -> Vec<Result<bool>> {
+        records.iter_mut().map(|r| self.apply(r)).collect()
+    }
+    /// Whether [`Transformation::apply_batch`] costs less than one `apply` per record (the
+    /// runtime then hands a chain with such a stage whole batches).
+    fn prefers_batches(&self) -> bool {
+        false
+    }
 }
 
 /// Java's `Predicate`.
@@ -122,6 +133,16 @@ pub trait Predicate: Send + Sync {
     fn configure(&mut self, props: &ConfigMap) -> Result<()>;
     fn test(&self, record: &Record) -> bool;
     fn config_def(&self) -> ConfigDef;
+    /// [`Predicate::test`] for a predicate that can fail (a Java one throwing): the chain
+    /// calls this, and a failure is the stage's failure, as Apache's `TransformationStage`
+    /// propagates a predicate's exception.
+    fn try_test(&self, record: &Record) -> Result<bool> {
+        Ok(self.test(record))
+    }
+    /// [`Predicate::try_test`] on several records, one result per record in order.
+    fn try_test_batch(&self, records: &[&Record]) -> Vec<Result<bool>> {
+        records.iter().map(|r| self.try_test(r)).collect()
+    }
 }
 
 /// A new instance of a transform or predicate.

@@ -1,8 +1,10 @@
 //! The built-in transforms and predicates under Apache's class names.
 
-use connect_api::PluginType;
+use std::sync::{Arc, RwLock};
+
 use connect_api::config::ConfigDef;
 use connect_api::plugin::PluginInfo;
+use connect_api::{PluginType, Result};
 
 use crate::extract_field::ExtractField;
 use crate::filter::Filter;
@@ -214,7 +216,8 @@ pub fn find(class: &str) -> Option<&'static PluginDef> {
     })
 }
 
-/// Entries for `GET /connector-plugins?connectorsOnly=false`.
+/// Entries for `GET /connector-plugins?connectorsOnly=false`: the built-in ones, then those
+/// of the installed [`PluginProvider`].
 pub fn plugin_infos() -> Vec<PluginInfo> {
     PLUGINS
         .iter()
@@ -223,5 +226,210 @@ pub fn plugin_infos() -> Vec<PluginInfo> {
             plugin_type: p.plugin_type,
             version: Some(VERSION.to_owned()),
         })
+        .chain(provider().map(|p| p.plugin_infos()).unwrap_or_default())
         .collect()
+}
+
+/// Transformations and predicates known only at run time (the Java ones of `plugin.path`).
+pub trait PluginProvider: Send + Sync {
+    /// The full class names `name` resolves to (the class itself, or a simple name only one
+    /// class of that kind has), with their kinds.
+    fn resolve(&self, name: &str) -> Vec<(String, PluginType)>;
+    /// A fresh, unconfigured instance of a class [`Self::resolve`] answered.
+    fn create(&self, class: &str, kind: PluginType) -> Result<Plugin>;
+    /// The class's `config()`.
+    fn config_def(&self, class: &str, kind: PluginType) -> Result<ConfigDef>;
+    /// Every class, for `GET /connector-plugins?connectorsOnly=false`.
+    fn plugin_infos(&self) -> Vec<PluginInfo>;
+}
+
+static PROVIDER: RwLock<Option<Arc<dyn PluginProvider>>> = RwLock::new(None);
+
+/// Makes `provider`'s classes available to [`lookup`] (transform chains, validation, REST) for
+/// the life of the process, replacing an earlier one.
+pub fn install_provider(provider: Arc<dyn PluginProvider>) {
+    *PROVIDER.write().unwrap_or_else(|e| e.into_inner()) = Some(provider);
+}
+
+fn provider() -> Option<Arc<dyn PluginProvider>> {
+    PROVIDER.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// A transformation or predicate class [`lookup`] found.
+#[derive(Clone)]
+pub enum Found {
+    Builtin(&'static PluginDef),
+    Provided {
+        class: String,
+        plugin_type: PluginType,
+        provider: Arc<dyn PluginProvider>,
+    },
+}
+
+impl Found {
+    pub fn class(&self) -> &str {
+        match self {
+            Self::Builtin(d) => d.class,
+            Self::Provided { class, .. } => class,
+        }
+    }
+
+    pub fn plugin_type(&self) -> PluginType {
+        match self {
+            Self::Builtin(d) => d.plugin_type,
+            Self::Provided { plugin_type, .. } => *plugin_type,
+        }
+    }
+
+    /// A fresh, unconfigured instance.
+    pub fn create(&self) -> Result<Plugin> {
+        match self {
+            Self::Builtin(d) => Ok((d.create)()),
+            Self::Provided {
+                class,
+                plugin_type,
+                provider,
+            } => provider.create(class, *plugin_type),
+        }
+    }
+
+    pub fn config_def(&self) -> Result<ConfigDef> {
+        match self {
+            Self::Builtin(d) => Ok((d.config_def)()),
+            Self::Provided {
+                class,
+                plugin_type,
+                provider,
+            } => provider.config_def(class, *plugin_type),
+        }
+    }
+}
+
+/// A transformation or predicate by name: Apache's class names are the built-in ones; another
+/// full class name the installed [`PluginProvider`] has is its class; then the built-in short
+/// and simple names ([`find`]); then the provider's simple names. Of a provider's classes, one
+/// of kind `want` is preferred.
+pub fn lookup(name: &str, want: Option<PluginType>) -> Option<Found> {
+    let name = name.trim();
+    if let Some(d) = PLUGINS.iter().find(|p| p.class == name) {
+        return Some(Found::Builtin(d));
+    }
+    let provided = |exact: bool| -> Option<Found> {
+        let p = provider()?;
+        let mut all = p.resolve(name);
+        if exact {
+            all.retain(|(class, _)| class == name);
+        }
+        let pick = all
+            .iter()
+            .find(|(_, kind)| Some(*kind) == want)
+            .or(all.first())
+            .cloned()?;
+        Some(Found::Provided {
+            class: pick.0,
+            plugin_type: pick.1,
+            provider: p,
+        })
+    };
+    provided(true)
+        .or_else(|| find(name).map(Found::Builtin))
+        .or_else(|| provided(false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Record;
+    use connect_api::config::ConfigMap;
+
+    /// A provided transformation: drops every record (so a test can tell it from a built-in).
+    struct Dropper;
+
+    impl crate::Transformation for Dropper {
+        fn configure(&mut self, _props: &ConfigMap) -> Result<()> {
+            Ok(())
+        }
+        fn apply(&self, _record: &mut Record) -> Result<bool> {
+            Ok(false)
+        }
+        fn config_def(&self) -> ConfigDef {
+            ConfigDef::new()
+        }
+    }
+
+    struct Provided;
+
+    const CLASSES: [(&str, PluginType); 3] = [
+        ("com.example.Tag", PluginType::Transformation),
+        ("com.example.InsertField$Value", PluginType::Transformation),
+        ("com.example.Match", PluginType::Predicate),
+    ];
+
+    impl PluginProvider for Provided {
+        fn resolve(&self, name: &str) -> Vec<(String, PluginType)> {
+            CLASSES
+                .iter()
+                .filter(|(c, _)| *c == name || c.rsplit('.').next() == Some(name))
+                .map(|(c, k)| ((*c).to_owned(), *k))
+                .collect()
+        }
+        fn create(&self, _class: &str, _kind: PluginType) -> Result<Plugin> {
+            Ok(Plugin::Transformation(Box::new(Dropper)))
+        }
+        fn config_def(&self, _class: &str, _kind: PluginType) -> Result<ConfigDef> {
+            Ok(ConfigDef::new())
+        }
+        fn plugin_infos(&self) -> Vec<PluginInfo> {
+            CLASSES
+                .iter()
+                .map(|(c, k)| PluginInfo {
+                    class: (*c).to_owned(),
+                    plugin_type: *k,
+                    version: Some("9".to_owned()),
+                })
+                .collect()
+        }
+    }
+
+    /// Apache's names stay built-in; another full name a provider has is the provider's; then
+    /// built-in short names; then the provider's simple names; the rest is not found.
+    #[test]
+    fn provided_classes_resolve_after_apaches_names() {
+        install_provider(Arc::new(Provided));
+        let builtin = |name: &str| matches!(lookup(name, None), Some(Found::Builtin(_)));
+        let provided = |name: &str| match lookup(name, None) {
+            Some(Found::Provided { class, .. }) => Some(class),
+            _ => None,
+        };
+        assert!(builtin(
+            "org.apache.kafka.connect.transforms.InsertField$Value"
+        ));
+        assert!(builtin("InsertField$Value"), "the built-in short name wins");
+        assert_eq!(
+            provided("com.example.InsertField$Value").as_deref(),
+            Some("com.example.InsertField$Value")
+        );
+        assert_eq!(provided("Tag").as_deref(), Some("com.example.Tag"));
+        assert_eq!(
+            lookup("Match", None).map(|f| f.plugin_type()),
+            Some(PluginType::Predicate)
+        );
+        assert!(lookup("com.example.Nope", None).is_none());
+        assert!(plugin_infos().iter().any(|p| p.class == "com.example.Tag"));
+        // A chain builds the provided stage by its class name.
+        let props: ConfigMap = [
+            ("transforms", "t"),
+            ("transforms.t.type", "com.example.Tag"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        let chain = crate::TransformChain::from_config(&props).unwrap();
+        assert_eq!(
+            chain
+                .apply(Record::new("t", None, connect_api::data::Value::Null))
+                .unwrap(),
+            None
+        );
+    }
 }

@@ -131,10 +131,22 @@ struct ConverterRecommender {
 
 impl Recommender for ConverterRecommender {
     fn valid_values(&self, _name: &str, _parsed: &ParsedValues) -> Vec<TypedValue> {
+        let provided = converter::provided_plugin_infos();
+        let want = if self.header {
+            crate::PluginType::HeaderConverter
+        } else {
+            crate::PluginType::Converter
+        };
         let mut classes: Vec<&str> = converter::builtin_converter_classes()
             .into_iter()
             .filter(|(_, kind)| self.header || *kind == "converter")
             .map(|(class, _)| class)
+            .chain(
+                provided
+                    .iter()
+                    .filter(|p| p.plugin_type == want)
+                    .map(|p| p.class.as_str()),
+            )
             .collect();
         classes.sort_unstable();
         classes.dedup();

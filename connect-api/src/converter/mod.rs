@@ -22,6 +22,8 @@ pub use number::{
 };
 pub use simple::{ByteArrayConverter, SimpleHeaderConverter, StringConverter};
 
+use std::sync::Arc;
+
 use crate::config::{ConfigDef, ConfigMap};
 use crate::data::{Schema, SchemaAndValue, Value};
 use crate::error::{ConnectError, Result};
@@ -169,22 +171,89 @@ fn plugin(name: &str) -> Option<&'static ConverterPlugin> {
     }
 }
 
+/// Converter classes known only at run time (the Java converters of `plugin.path`), asked
+/// after the built-in ones: see [`converter_for_class`].
+pub trait ConverterProvider: Send + Sync {
+    /// The full class name `name` resolves to as a converter (`header` false) or header
+    /// converter: the class itself, or a simple name only one class has.
+    fn resolve(&self, name: &str, header: bool) -> Option<String>;
+    /// A fresh, unconfigured converter of a class [`Self::resolve`] answered.
+    fn converter(&self, class: &str) -> Option<Box<dyn Converter>>;
+    /// A fresh, unconfigured header converter of a class [`Self::resolve`] answered.
+    fn header_converter(&self, class: &str) -> Option<Box<dyn HeaderConverter>>;
+    /// Every class, for `GET /connector-plugins?connectorsOnly=false`.
+    fn plugin_infos(&self) -> Vec<crate::plugin::PluginInfo>;
+}
+
+static PROVIDER: std::sync::RwLock<Option<Arc<dyn ConverterProvider>>> =
+    std::sync::RwLock::new(None);
+
+/// Makes `provider`'s classes available to [`converter_for_class`] and
+/// [`header_converter_for_class`] for the life of the process (replacing an earlier one).
+pub fn install_converter_provider(provider: Arc<dyn ConverterProvider>) {
+    *PROVIDER.write().unwrap_or_else(|e| e.into_inner()) = Some(provider);
+}
+
+fn provider() -> Option<Arc<dyn ConverterProvider>> {
+    PROVIDER.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// Whether `name` is exactly the class name of a converter built in (Apache's, or an
+/// installed [`ConverterPlugin`]'s): those keep resolving to the built-in ones.
+fn is_builtin_class(name: &str) -> bool {
+    let name = name.trim();
+    BUILTIN_CONVERTER_CLASSES.contains(&name) || plugins().iter().any(|p| p.class == name)
+}
+
+/// The provider's class for `name`, when it has that exact class (and it is not a built-in
+/// class name), or when `fallback` and it has the class by simple name.
+fn provided(
+    name: &str,
+    header: bool,
+    fallback: bool,
+) -> Option<(Arc<dyn ConverterProvider>, String)> {
+    if is_builtin_class(name) {
+        return None;
+    }
+    let p = provider()?;
+    let class = p.resolve(name, header)?;
+    (fallback || class == name.trim()).then_some((p, class))
+}
+
 /// A fresh, unconfigured converter for a class name (`org.apache.kafka.connect.json.JsonConverter`),
 /// its simple name (`JsonConverter`) or a short alias (`json`, `string`, `bytes`).
-/// `SimpleHeaderConverter` is also a `Converter` in Java and is accepted here too.
+/// `SimpleHeaderConverter` is also a `Converter` in Java and is accepted here too. Apache's
+/// class names (and the installed [`ConverterPlugin`]s') are the built-in converters; another
+/// full class name an installed [`ConverterProvider`] has is its converter; then the built-in
+/// simple names and aliases; then the provider's simple names.
 pub fn converter_for_class(name: &str) -> Result<Box<dyn Converter>> {
+    if let Some(c) = provided(name, false, false).and_then(|(p, class)| p.converter(&class)) {
+        return Ok(c);
+    }
     builtin(&simple_name(name).to_ascii_lowercase())
         .map(Builtin::converter)
         .or_else(|| plugin(name).map(|p| (p.new)()))
+        .or_else(|| provided(name, false, true).and_then(|(p, class)| p.converter(&class)))
         .ok_or_else(|| not_found(name))
 }
 
 /// A fresh header converter; every key/value converter above is also accepted, as in Java
-/// (each of Apache's built-in converters implements `HeaderConverter` too).
+/// (each of Apache's built-in converters implements `HeaderConverter` too). A provider's class
+/// resolves as in [`converter_for_class`].
 pub fn header_converter_for_class(name: &str) -> Result<Box<dyn HeaderConverter>> {
+    if let Some(c) = provided(name, true, false).and_then(|(p, class)| p.header_converter(&class)) {
+        return Ok(c);
+    }
     builtin(&simple_name(name).to_ascii_lowercase())
         .map(Builtin::header_converter)
+        .or_else(|| provided(name, true, true).and_then(|(p, class)| p.header_converter(&class)))
         .ok_or_else(|| not_found(name))
+}
+
+/// The converters and header converters of the installed [`ConverterProvider`], for
+/// `GET /connector-plugins?connectorsOnly=false`.
+pub fn provided_plugin_infos() -> Vec<crate::plugin::PluginInfo> {
+    provider().map(|p| p.plugin_infos()).unwrap_or_default()
 }
 
 /// Every built-in converter class: each implements both `Converter` and `HeaderConverter`, as
@@ -218,6 +287,78 @@ pub fn builtin_converter_classes() -> Vec<(&'static str, &'static str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A provided converter, told from a built-in one by its definition's one key.
+    struct Fake;
+
+    impl Converter for Fake {
+        fn configure(&mut self, _config: &ConfigMap, _is_key: bool) -> Result<()> {
+            Ok(())
+        }
+        fn from_connect_data(
+            &self,
+            _topic: &str,
+            _schema: Option<&Schema>,
+            _value: &Value,
+        ) -> Result<Option<Vec<u8>>> {
+            Ok(None)
+        }
+        fn to_connect_data(&self, _topic: &str, _bytes: Option<&[u8]>) -> Result<SchemaAndValue> {
+            Ok(SchemaAndValue::new(None, Value::Null))
+        }
+        fn config_def(&self) -> ConfigDef {
+            ConfigDef::new().define(crate::ConfigKey::new(
+                "fake",
+                crate::config::ConfigType::String,
+                crate::config::Importance::Low,
+                "",
+            ))
+        }
+    }
+
+    struct Provided;
+
+    const FAKES: [&str; 2] = ["com.example.JsonConverter", "com.example.TextConverter"];
+
+    impl ConverterProvider for Provided {
+        fn resolve(&self, name: &str, header: bool) -> Option<String> {
+            (!header)
+                .then(|| {
+                    FAKES
+                        .iter()
+                        .find(|c| **c == name || c.rsplit('.').next() == Some(name))
+                })
+                .flatten()
+                .map(|c| (*c).to_owned())
+        }
+        fn converter(&self, _class: &str) -> Option<Box<dyn Converter>> {
+            Some(Box::new(Fake))
+        }
+        fn header_converter(&self, _class: &str) -> Option<Box<dyn HeaderConverter>> {
+            None
+        }
+        fn plugin_infos(&self) -> Vec<crate::plugin::PluginInfo> {
+            Vec::new()
+        }
+    }
+
+    /// Apache's class names and the built-in simple names stay built-in; another full class
+    /// name, or a simple name no built-in has, is the provider's.
+    #[test]
+    fn provided_converters_resolve_after_apaches_names() {
+        install_converter_provider(Arc::new(Provided));
+        let fake = |name: &str| {
+            converter_for_class(name)
+                .map(|c| c.config_def().key("fake").is_some())
+                .unwrap_or_else(|e| panic!("{name}: {e}"))
+        };
+        assert!(!fake(JSON_CONVERTER_CLASS));
+        assert!(!fake("JsonConverter"));
+        assert!(fake("com.example.JsonConverter"));
+        assert!(fake("TextConverter"));
+        assert!(header_converter_for_class("com.example.TextConverter").is_err());
+        assert!(converter_for_class("com.example.Other").is_err());
+    }
 
     #[test]
     fn lookup_by_java_name_and_alias() {

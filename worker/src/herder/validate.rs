@@ -98,8 +98,9 @@ impl HerderHandle {
             .into_iter()
             .chain(converters),
         );
-        // A converter, transformation or predicate class found in plugin.path that does not run
-        // here yet: said on its key rather than left as "not found".
+        // A class found in plugin.path that does not run here (a connector of another kind)
+        // named as a converter, transformation or predicate: said on its key rather than left
+        // as "not found".
         for (key, value) in props {
             let names_class = matches!(
                 key.as_str(),

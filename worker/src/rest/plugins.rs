@@ -55,6 +55,8 @@ async fn list_connector_plugins(
                 version: Some(crate::version::CONNECT_API_VERSION.to_owned()),
             });
         }
+        // The Java converters and header converters of plugin.path, with their versions.
+        plugins.extend(connect_api::converter::provided_plugin_infos());
         plugins.extend(connect_transforms::plugin_infos());
     }
     Ok(Json(plugins))
@@ -69,8 +71,11 @@ async fn get_connector_config_def(
     let h = s.herder()?;
     let keys = |def: &ConfigDef| def.keys().iter().map(ConfigKeyInfo::from_key).collect();
     let Ok(instance) = h.registry().create_connector(&plugin) else {
-        if let Some(p) = connect_transforms::registry::find(&plugin) {
-            return Ok(Json(keys(&(p.config_def)())));
+        if let Some(p) = connect_transforms::registry::lookup(&plugin, None) {
+            let def = p
+                .config_def()
+                .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+            return Ok(Json(keys(&def)));
         }
         if let Ok(c) = connect_api::converter::converter_for_class(&plugin) {
             return Ok(Json(keys(&c.config_def())));

@@ -59,7 +59,7 @@ use tokio::time::Instant;
 use super::convert::RecordConverters;
 use super::ledger::NotRetriable;
 use super::offsets::LatestOffsets;
-use super::source::{ProducerRecord, convert_record};
+use super::source::{ProducerRecord, convert_batch};
 use super::topics::ActiveTopics;
 use super::txn_producer::{Pending, ProducerChoice, SendPipe, TxnProducer};
 use super::{
@@ -697,18 +697,15 @@ impl Runner {
         let records = polled.as_ref().map_or(0, Vec::len);
         let keep_data = self.task.commit_record_reads_data();
         let result = polled.and_then(|mut records| {
-            let mut converted = Vec::with_capacity(records.len());
-            for record in &mut records {
-                converted.push(convert_record(
-                    &self.run.converters,
-                    &self.run.transforms,
-                    &self.run.connector_config.common,
-                    &self.run.id,
-                    record,
-                    keep_data,
-                    &self.metrics.errors,
-                )?);
-            }
+            let converted = convert_batch(
+                &self.run.converters,
+                &self.run.transforms,
+                &self.run.connector_config.common,
+                &self.run.id,
+                &mut records,
+                keep_data,
+                &self.metrics.errors,
+            )?;
             Ok(Converted { records, converted })
         });
         Polled {

@@ -118,43 +118,113 @@ pub(crate) fn convert_record(
     keep_data: bool,
     errors: &ErrorMetrics,
 ) -> Result<Option<ProducerRecord>, ConnectError> {
-    let tolerated = config.errors_tolerance == ToleranceType::All;
-    // task-error-metrics of one failed record.
-    let count_error = || errors.failed(config.errors_log_enable, tolerated);
     // Transformed in place in this frame: the record is not moved through `Option`s and
     // `Result`s on its way here (a memcpy of the whole record each).
     let mut transformed;
     let data = if transforms.is_empty() {
         record_data!(&*record)
     } else {
-        // The original is kept for `commit_record` when the task reads it, and for the error
-        // log when it prints records; otherwise its data moves into the chain.
-        transformed = if keep_data || config.errors_log_include_messages {
-            connect_transforms::Record::copy_of_source(record)
-        } else {
-            connect_transforms::Record::take_from_source(record)
-        };
+        transformed = transform_input(record, keep_data, config);
         match transforms.apply_in_place(&mut transformed) {
             Ok(true) => record_data!(&transformed),
             Ok(false) => return Ok(None),
             Err(TransformError { class, error }) => {
-                count_error();
-                if config.errors_log_enable {
-                    if config.errors_log_include_messages {
-                        tracing::error!(task = %id, stage = "TRANSFORMATION", class, error = %error, record = ?record, "Error encountered in task {id}. Executing stage 'TRANSFORMATION' with class '{class}'");
-                    } else {
-                        tracing::error!(task = %id, stage = "TRANSFORMATION", class, error = %error, "Error encountered in task {id}. Executing stage 'TRANSFORMATION' with class '{class}'");
-                    }
-                }
-                if config.errors_tolerance == ToleranceType::All {
-                    return Ok(None);
-                }
-                return Err(
-                    ConnectError::fatal("Tolerance exceeded in error handler").with_source(error)
-                );
+                return transform_failed(config, id, record, &class, error, errors);
             }
         }
     };
+    convert_data(converters, config, id, record, data, errors)
+}
+
+/// [`convert_record`] on a whole polled batch, one result per record in order. A chain with a
+/// stage that prefers batches (a Java one: one round trip per batch, not per record) transforms
+/// the batch first ([`TransformChain::apply_batch_in_place`]), then each record is converted;
+/// other chains go record by record. The first failure that is not tolerated is returned.
+pub(crate) fn convert_batch(
+    converters: &RecordConverters,
+    transforms: &TransformChain,
+    config: &ConnectorConfig,
+    id: &ConnectorTaskId,
+    records: &mut [SourceRecord],
+    keep_data: bool,
+    errors: &ErrorMetrics,
+) -> Result<Vec<Option<ProducerRecord>>, ConnectError> {
+    if !transforms.prefers_batches() {
+        return records
+            .iter_mut()
+            .map(|r| convert_record(converters, transforms, config, id, r, keep_data, errors))
+            .collect();
+    }
+    let mut transformed: Vec<connect_transforms::Record> = records
+        .iter_mut()
+        .map(|r| transform_input(r, keep_data, config))
+        .collect();
+    let outcomes = transforms.apply_batch_in_place(&mut transformed);
+    records
+        .iter()
+        .zip(&transformed)
+        .zip(outcomes)
+        .map(|((record, data), outcome)| match outcome {
+            Ok(true) => convert_data(converters, config, id, record, record_data!(data), errors),
+            Ok(false) => Ok(None),
+            Err(TransformError { class, error }) => {
+                transform_failed(config, id, record, &class, error, errors)
+            }
+        })
+        .collect()
+}
+
+/// The data the chain transforms: the original is kept for `commit_record` when the task reads
+/// it, and for the error log when it prints records; otherwise its data moves into the chain.
+fn transform_input(
+    record: &mut SourceRecord,
+    keep_data: bool,
+    config: &ConnectorConfig,
+) -> connect_transforms::Record {
+    if keep_data || config.errors_log_include_messages {
+        connect_transforms::Record::copy_of_source(record)
+    } else {
+        connect_transforms::Record::take_from_source(record)
+    }
+}
+
+/// A record a transformation failed on: logged and skipped under `errors.tolerance=all`,
+/// else the task's failure.
+fn transform_failed(
+    config: &ConnectorConfig,
+    id: &ConnectorTaskId,
+    record: &SourceRecord,
+    class: &str,
+    error: ConnectError,
+    errors: &ErrorMetrics,
+) -> Result<Option<ProducerRecord>, ConnectError> {
+    let tolerated = config.errors_tolerance == ToleranceType::All;
+    // task-error-metrics of one failed record.
+    errors.failed(config.errors_log_enable, tolerated);
+    if config.errors_log_enable {
+        if config.errors_log_include_messages {
+            tracing::error!(task = %id, stage = "TRANSFORMATION", class, error = %error, record = ?record, "Error encountered in task {id}. Executing stage 'TRANSFORMATION' with class '{class}'");
+        } else {
+            tracing::error!(task = %id, stage = "TRANSFORMATION", class, error = %error, "Error encountered in task {id}. Executing stage 'TRANSFORMATION' with class '{class}'");
+        }
+    }
+    if tolerated {
+        return Ok(None);
+    }
+    Err(ConnectError::fatal("Tolerance exceeded in error handler").with_source(error))
+}
+
+/// Converts a (transformed) record's data; a conversion failure is logged and skipped under
+/// `errors.tolerance=all`, else the task's failure.
+fn convert_data(
+    converters: &RecordConverters,
+    config: &ConnectorConfig,
+    id: &ConnectorTaskId,
+    record: &SourceRecord,
+    data: RecordData<'_>,
+    errors: &ErrorMetrics,
+) -> Result<Option<ProducerRecord>, ConnectError> {
+    let tolerated = config.errors_tolerance == ToleranceType::All;
     let topic = data.topic;
     let converted = (|| {
         let key = converters
@@ -176,7 +246,7 @@ pub(crate) fn convert_record(
         })
     })();
     if converted.is_err() {
-        count_error();
+        errors.failed(config.errors_log_enable, tolerated);
     }
     match converted {
         Ok(r) => Ok(Some(r)),
@@ -403,18 +473,18 @@ impl Runner {
         self.task.commit().await
     }
 
-    async fn send_batch(&mut self, batch: Vec<SourceRecord>) -> Result<(), ConnectError> {
+    async fn send_batch(&mut self, mut batch: Vec<SourceRecord>) -> Result<(), ConnectError> {
         let keep_data = self.task.commit_record_reads_data();
-        for mut record in batch {
-            let converted = convert_record(
-                &self.run.converters,
-                &self.run.transforms,
-                &self.run.connector_config,
-                &self.run.id,
-                &mut record,
-                keep_data,
-                &self.metrics.errors,
-            )?;
+        let converted_batch = convert_batch(
+            &self.run.converters,
+            &self.run.transforms,
+            &self.run.connector_config,
+            &self.run.id,
+            &mut batch,
+            keep_data,
+            &self.metrics.errors,
+        )?;
+        for (record, converted) in batch.into_iter().zip(converted_batch) {
             if let Some(pr) = &converted {
                 self.run.topic_creation.ensure(&pr.topic).await?;
             }

@@ -97,6 +97,20 @@ impl HostError {
             other => ConnectError::fatal(format!("{what} failed: {other}")),
         }
     }
+
+    /// As a failure of one record (a converter, transformation or predicate threw): a data
+    /// error, which `errors.tolerance=all` tolerates; a host that is gone stays fatal.
+    pub fn into_record_error(self, what: &str) -> ConnectError {
+        match self {
+            Self::Java {
+                class,
+                message,
+                trace,
+            } => ConnectError::data(format!("{what} failed: {class}: {message}"))
+                .with_source(JavaTrace(trace)),
+            other => ConnectError::fatal(format!("{what} failed: {other}")),
+        }
+    }
 }
 
 /// What the host may ask about an instance it runs.
@@ -222,7 +236,7 @@ impl Connection {
         } else {
             len
         };
-        stdin
+        let written = stdin
             .write_all(&flagged.to_be_bytes())
             .and_then(|()| stdin.write_all(&bytes))
             .and_then(|()| match attached {
@@ -231,8 +245,15 @@ impl Connection {
                     .and_then(|()| stdin.write_all(a)),
                 None => Ok(()),
             })
-            .and_then(|()| stdin.flush())
-            .map_err(|e| HostError::Died(self.dead().unwrap_or_else(|| e.to_string())))
+            .and_then(|()| stdin.flush());
+        drop(guard);
+        written.map_err(|e| {
+            // Its input is closed: the JVM is gone, whether or not the reader saw its output
+            // end yet. Marked dead now, so the next call starts a new one rather than writing
+            // to this one again.
+            self.mark_dead(format!("writing to it failed: {e}"));
+            HostError::Died(self.dead().unwrap_or_else(|| e.to_string()))
+        })
     }
 
     fn request(&self, op: &str, body: Value) -> Result<oneshot::Receiver<AnswerReply>, HostError> {

@@ -12,28 +12,35 @@
 //! The adapters implement the same traits as the compiled-in connectors, so the herder, REST
 //! and the runtime (at-least-once and exactly-once source runners, converters, transforms,
 //! offsets, transactions, fencing) do not know which kind they run. In the JVM run only the
-//! plugin's own code: `Connector`, `SourceTask` and `SinkTask` calls; records cross as Apache's
-//! JsonConverter writes them (a source task's schemas once) and are converted, transformed,
-//! produced or consumed here.
+//! plugin's own code: `Connector`, `SourceTask` and `SinkTask` calls, and the `Converter`,
+//! `HeaderConverter`, `Transformation` and `Predicate` calls of the Java classes a config names;
+//! records cross as Apache's JsonConverter writes them (a source task's schemas once) and are
+//! converted, transformed, produced or consumed here.
 //!
 //! - [`host`]: the JVM process and the framed protocol.
 //! - `connector`, `task`, `sink`: the adapters (connectors of both kinds, source and sink tasks).
 //! - `convert`: Java `ConfigDef`s, `ConfigValue`s and records into this workspace's types.
-//!
-//! Not yet: Java converters, transformations and predicates named in configs: such a class found
-//! in plugin.path is refused by name ([`PluginRegistry::refuse`]).
+//! - `provider` (on `transform`, `converter`, `instance`): the converters, header converters,
+//!   transformations and predicates of `plugin.path`, installed at start-up as providers of
+//!   the transform registry ([`connect_transforms::install_provider`]) and of the converter
+//!   lookup ([`connect_api::converter::install_converter_provider`]), so the runtime's chains
+//!   and converters, validation and REST find them by class name after the built-in ones.
 
 mod connector;
 mod convert;
+mod converter;
 pub mod host;
+mod instance;
+mod provider;
 mod sink;
 mod task;
+mod transform;
 mod wire;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use connect_api::{ConfigDef, PluginDesc, PluginRegistry};
+use connect_api::{ConfigDef, PluginDesc, PluginRegistry, PluginType};
 use serde_json::{Value, json};
 
 use self::host::{Connection, HostError, HostSettings};
@@ -137,6 +144,34 @@ impl JavaHost {
             }
             _ => Err(HostError::Died("not running".into())),
         }
+    }
+
+    /// A converter's, header converter's, transformation's or predicate's `config()`
+    /// (cached: definitions are per class).
+    pub fn plugin_config_def(
+        &self,
+        class: &str,
+        kind: connect_api::PluginType,
+    ) -> Result<ConfigDef, HostError> {
+        let key = format!("{kind} {class}");
+        if let Some(def) = self
+            .config_defs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            return Ok(def.clone());
+        }
+        let keys = self.connection_blocking()?.call_blocking(
+            "plugin.configDef",
+            json!({"class": class, "kind": kind.as_str()}),
+        )?;
+        let def = convert::config_def(&keys);
+        self.config_defs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, def.clone());
+        Ok(def)
     }
 
     /// The connector class's `config()` (cached: definitions are per class).
@@ -353,17 +388,48 @@ pub async fn install(
         }
         tracing::info!(class = %class, version = %text("version"), location = %text("location"), "plugin.path: found Java connector");
     }
+    let builtin_converters = connect_api::converter::builtin_converter_classes();
+    let mut record_plugins = Vec::new();
     for other in scan["others"].as_array().into_iter().flatten() {
         let text = |k: &str| other[k].as_str().unwrap_or_default().to_owned();
-        let (class, kind) = (text("class"), text("type").replace('_', " "));
-        // The built-in Rust ones keep serving Apache's class names.
-        if connect_api::converter::converter_for_class(&class).is_ok()
-            || connect_transforms::registry::find(&class).is_some()
-        {
+        let class = text("class");
+        let kind = match text("type").as_str() {
+            "converter" => PluginType::Converter,
+            "header_converter" => PluginType::HeaderConverter,
+            "transformation" => PluginType::Transformation,
+            "predicate" => PluginType::Predicate,
+            other => {
+                tracing::warn!(class = %class, kind = other, "plugin.path: a plugin of an unknown kind; not registered");
+                continue;
+            }
+        };
+        // The built-in Rust ones keep serving Apache's class names (a plugin may ship its own
+        // copy of connect-transforms or connect-json).
+        let builtin = match kind {
+            PluginType::Converter | PluginType::HeaderConverter => {
+                builtin_converters.iter().any(|(c, _)| *c == class)
+            }
+            _ => connect_transforms::registry::find(&class).is_some_and(|d| d.class == class),
+        };
+        if builtin {
+            tracing::info!(class = %class, kind = %kind, location = %text("location"),
+                "plugin.path: a Java {kind} has the name of a built-in one; the built-in one is used");
             continue;
         }
-        registry.refuse(&class, not_yet(&class, &kind, &text("location")));
+        tracing::info!(class = %class, kind = %kind, version = %text("version"), location = %text("location"),
+            "plugin.path: found Java {kind}");
+        record_plugins.push(provider::JavaClass {
+            class,
+            kind,
+            version: text("version"),
+        });
     }
+    let provider = Arc::new(provider::JavaRecordPlugins {
+        host: Arc::clone(&host),
+        classes: record_plugins,
+    });
+    connect_transforms::install_provider(provider.clone());
+    connect_api::converter::install_converter_provider(provider);
     tracing::info!(
         connectors = count,
         java = %hello["java.version"].as_str().unwrap_or_default(),
@@ -376,7 +442,7 @@ pub async fn install(
 /// What naming a class of `plugin.path` that does not run here yet answers.
 fn not_yet(class: &str, kind: &str, location: &str) -> String {
     format!(
-        "{class} (a Java {kind} found in plugin.path at {location}) cannot be used: this worker runs Java connectors from plugin.path, not yet Java converters, transformations or predicates"
+        "{class} (a Java {kind} found in plugin.path at {location}) cannot be used: this worker runs Java source and sink connectors, converters, transformations and predicates from plugin.path, not other connector kinds"
     )
 }
 

@@ -60,6 +60,7 @@ public final class PluginHost {
     private final Protocol protocol;
     private final RecordCodec codec = new RecordCodec();
     private final SinkTasks sinks;
+    private final RecordPlugins recordPlugins = new RecordPlugins();
     private final ExecutorService shared = Executors.newCachedThreadPool(daemon("plugin-host-call"));
     private final Map<String, PluginScanner.Found> connectors = new ConcurrentHashMap<>();
     private final Map<String, PluginScanner.Found> tasks = new ConcurrentHashMap<>();
@@ -459,8 +460,38 @@ public final class PluginHost {
                     return NullNode.getInstance();
                 });
             }
+            // Converters, header converters, transformations and predicates (RecordPlugins).
+            case "plugin.configDef" -> {
+                PluginScanner.Other o = recordPlugins.find(f.path("class").asText(), f.path("kind").asText());
+                submit(shared, o.loader(), id, () -> configDef(RecordPlugins.configDef(o)));
+            }
+            case "plugin.new" -> {
+                PluginScanner.Other o = recordPlugins.find(f.path("class").asText(), f.path("kind").asText());
+                submit(shared, o.loader(), id, () -> {
+                    recordPlugins.create(f.path("instance").asText(), o, RecordCodec.stringMap(f.get("config")),
+                            f.path("isKey").asBoolean(false));
+                    return NullNode.getInstance();
+                });
+            }
+            case "plugin.close" -> submit(shared, PluginHost.class.getClassLoader(), id, () -> {
+                recordPlugins.close(f.path("instance").asText());
+                return NullNode.getInstance();
+            });
+            case "transform.apply" -> submit(shared, loaderOf(f), id,
+                    () -> recordPlugins.apply(f.path("instance").asText(), f.path("records")));
+            case "predicate.test" -> submit(shared, loaderOf(f), id,
+                    () -> recordPlugins.test(f.path("instance").asText(), f.path("records")));
+            case "converter.fromConnect" -> submit(shared, loaderOf(f), id,
+                    () -> recordPlugins.fromConnect(f.path("instance").asText(), f));
+            case "converter.toConnect" -> submit(shared, loaderOf(f), id,
+                    () -> recordPlugins.toConnect(f.path("instance").asText(), f));
             default -> throw new IllegalArgumentException("unknown plugin host operation " + op);
         }
+    }
+
+    /** The class loader of a converter, transformation or predicate instance's plugin. */
+    private ClassLoader loaderOf(JsonNode f) {
+        return recordPlugins.instance(f.path("instance").asText()).getClass().getClassLoader();
     }
 
     private JsonNode scan(JsonNode f) {
@@ -481,11 +512,13 @@ public final class PluginHost {
             p.put("location", found.loader().location());
         }
         ArrayNode others = r.putArray("others");
-        for (String[] o : scanner.others) {
+        for (PluginScanner.Other o : scanner.others) {
+            recordPlugins.add(o);
             ObjectNode n = others.addObject();
-            n.put("class", o[0]);
-            n.put("type", o[1]);
-            n.put("location", o[2]);
+            n.put("class", o.className());
+            n.put("type", o.type());
+            n.put("version", o.version());
+            n.put("location", o.loader().location());
         }
         ArrayNode without = r.putArray("withoutManifests");
         scanner.withoutManifests.forEach(without::add);

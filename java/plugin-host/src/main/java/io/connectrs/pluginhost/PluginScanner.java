@@ -38,8 +38,13 @@ final class PluginScanner {
                  PluginClassLoader loader) {}
 
     final List<Found> found = new ArrayList<>();
-    /** Converters, header converters, transformations and predicates: class, type, location. */
-    final List<String[]> others = new ArrayList<>();
+    /** A converter, header converter, transformation or predicate class found. */
+    record Other(String className, String type, String version, PluginClassLoader loader) {}
+
+    /** Converters, header converters, transformations and predicates. */
+    final List<Other> others = new ArrayList<>();
+    /** {@code type + " " + class} of {@link #others}, so a class found twice is listed once. */
+    private final java.util.Set<String> otherKeys = new java.util.HashSet<>();
     final List<String> errors = new ArrayList<>();
 
     /** Apache's {@code plugin.discovery}: only_scan, hybrid_warn, hybrid_fail, service_load. */
@@ -164,7 +169,7 @@ final class PluginScanner {
                 }
                 Class<?> klass = it.next().type();
                 if (klass.getClassLoader() == loader) {
-                    others.add(new String[] {klass.getName(), type, loader.location()});
+                    addOther(loader, klass, type);
                 }
             } catch (Throwable t) {
                 errors.add("plugin " + loader.location() + ": a " + type + " manifest names a class that does not load: " + t);
@@ -182,9 +187,12 @@ final class PluginScanner {
                 Enumeration<JarEntry> entries = jar.entries();
                 while (entries.hasMoreElements()) {
                     String name = entries.nextElement().getName();
-                    if (!name.endsWith(".class") || name.contains("$") || name.startsWith("META-INF")) {
+                    if (!name.endsWith(".class") || name.startsWith("META-INF")) {
                         continue;
                     }
+                    // Nested classes may be transformations (Apache's `InsertField$Value`), not
+                    // connectors.
+                    boolean nested = name.contains("$");
                     String className = name.substring(0, name.length() - 6).replace('/', '.');
                     Class<?> klass;
                     try {
@@ -195,15 +203,70 @@ final class PluginScanner {
                     if (klass.getClassLoader() != loader) {
                         continue;
                     }
-                    if (SourceConnector.class.isAssignableFrom(klass)) {
+                    if (!nested && SourceConnector.class.isAssignableFrom(klass)) {
                         add(loader, klass, "source");
-                    } else if (SinkConnector.class.isAssignableFrom(klass)) {
+                    } else if (!nested && SinkConnector.class.isAssignableFrom(klass)) {
                         add(loader, klass, "sink");
+                    }
+                    for (var kind : OTHER_KINDS.entrySet()) {
+                        if (kind.getKey().isAssignableFrom(klass)) {
+                            addOther(loader, klass, kind.getValue());
+                        }
                     }
                 }
             } catch (IOException e) {
                 errors.add("could not read " + file + ": " + e);
             }
+        }
+    }
+
+    /** The plugin interfaces besides connectors, and their Connect plugin types. */
+    private static final java.util.Map<Class<?>, String> OTHER_KINDS = java.util.Map.of(
+            org.apache.kafka.connect.storage.Converter.class, "converter",
+            org.apache.kafka.connect.storage.HeaderConverter.class, "header_converter",
+            org.apache.kafka.connect.transforms.Transformation.class, "transformation",
+            org.apache.kafka.connect.transforms.predicates.Predicate.class, "predicate");
+
+    /**
+     * A converter, header converter, transformation or predicate: its version is the
+     * {@code version()} of a fresh instance when it is {@code Versioned} (as Apache's
+     * {@code PluginUtils.versionFor}), else "undefined". A class that cannot be instantiated is
+     * an error of the scan, as Apache's.
+     */
+    private void addOther(PluginClassLoader loader, Class<?> klass, String type) {
+        int mods = klass.getModifiers();
+        if (Modifier.isAbstract(mods) || Modifier.isInterface(mods) || !Modifier.isPublic(mods)
+                || (klass.getEnclosingClass() != null && !Modifier.isStatic(mods))) {
+            return;
+        }
+        if (!otherKeys.add(type + " " + klass.getName())) {
+            return;
+        }
+        ClassLoader previous = Thread.currentThread().getContextClassLoader();
+        Thread.currentThread().setContextClassLoader(loader);
+        try {
+            Object instance = klass.getDeclaredConstructor().newInstance();
+            String version = "undefined";
+            if (instance instanceof org.apache.kafka.connect.components.Versioned v) {
+                try {
+                    version = v.version();
+                } catch (Throwable t) {
+                    version = "undefined";
+                }
+            }
+            others.add(new Other(klass.getName(), type, version == null ? "undefined" : version, loader));
+            if (instance instanceof AutoCloseable c) {
+                try {
+                    c.close();
+                } catch (Throwable ignored) {
+                    // An instance made only to ask its version.
+                }
+            }
+        } catch (Throwable t) {
+            errors.add("plugin " + loader.location() + ": " + type.replace('_', ' ') + " class " + klass.getName()
+                    + " could not be instantiated: " + t);
+        } finally {
+            Thread.currentThread().setContextClassLoader(previous);
         }
     }
 
