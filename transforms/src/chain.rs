@@ -5,7 +5,8 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use connect_api::config::validators::lambda;
+use connect_api::config::plugin_version::{mismatch, version_requirement};
+use connect_api::config::validators::{ParsedValues, Recommender, lambda};
 use connect_api::config::{
     ConfigDef, ConfigKey, ConfigMap, ConfigType as T, Importance, TypedValue, Width,
     originals_with_prefix, parse_type,
@@ -19,6 +20,8 @@ use crate::{Plugin, Predicate, Record, Transformation};
 pub const TRANSFORMS_CONFIG: &str = "transforms";
 pub const PREDICATES_CONFIG: &str = "predicates";
 pub const TYPE_CONFIG: &str = "type";
+/// KIP-891: a transformation's or predicate's version requirement (`transforms.<alias>.plugin.version`).
+pub const PLUGIN_VERSION_CONFIG: &str = "plugin.version";
 pub const PREDICATE_CONFIG: &str = "predicate";
 pub const NEGATE_CONFIG: &str = "negate";
 
@@ -79,6 +82,20 @@ fn instantiate(class: &str, key: &str, kind: PluginType) -> Result<(Found, Plugi
     Ok((found, plugin))
 }
 
+/// KIP-891: a `plugin.version` requirement the installed class does not meet fails the stage
+/// (a config stored by another worker; validation refuses it before), as Apache's plugin
+/// loader fails it.
+fn check_version(found: &Found, requirement: Option<String>) -> Result<()> {
+    let Some(range) = version_requirement(requirement.as_deref()).map_err(ConnectError::config)?
+    else {
+        return Ok(());
+    };
+    match mismatch(found.class(), &found.version(), &range) {
+        Some(message) => Err(ConnectError::config(message)),
+        None => Ok(()),
+    }
+}
+
 fn kind_name(kind: PluginType) -> &'static str {
     if kind == PluginType::Predicate {
         "Predicate"
@@ -107,6 +124,7 @@ impl TransformChain {
             let predicate_alias = own.remove(PREDICATE_CONFIG);
             let negate = own.remove(NEGATE_CONFIG);
             own.remove(TYPE_CONFIG);
+            check_version(&found, own.remove(PLUGIN_VERSION_CONFIG))?;
             transform.configure(&own)?;
             let predicate = match predicate_alias {
                 None => None,
@@ -116,13 +134,14 @@ impl TransformChain {
                     let pclass = props
                         .get(&ptype)
                         .ok_or_else(|| ConnectError::missing_required(&ptype))?;
-                    let (_, Plugin::Predicate(mut predicate)) =
+                    let (pfound, Plugin::Predicate(mut predicate)) =
                         instantiate(pclass, &ptype, PluginType::Predicate)?
                     else {
                         unreachable!("instantiate checked the kind")
                     };
                     let mut pown = originals_with_prefix(props, &pprefix);
                     pown.remove(TYPE_CONFIG);
+                    check_version(&pfound, pown.remove(PLUGIN_VERSION_CONFIG))?;
                     predicate.configure(&pown)?;
                     let negate = negate.is_some_and(|n| n.trim().eq_ignore_ascii_case("true"));
                     Some((predicate, negate))
@@ -369,11 +388,11 @@ pub fn enrich(base: ConfigDef, props: &ConfigMap) -> ConfigDef {
             let kind_lower = kind_name(kind).to_ascii_lowercase();
             // The class's own definition (a provided class's may fail: its host's error is
             // then the type key's).
-            let plugin = props
+            let found = props
                 .get(&type_key)
                 .and_then(|c| lookup(c, Some(kind)))
-                .filter(|f| f.plugin_type() == kind)
-                .map(|f| f.config_def());
+                .filter(|f| f.plugin_type() == kind);
+            let plugin = found.as_ref().map(Found::config_def);
             let def_error = match &plugin {
                 Some(Err(e)) => Some(e.to_string()),
                 _ => None,
@@ -408,10 +427,51 @@ pub fn enrich(base: ConfigDef, props: &ConfigMap) -> ConfigDef {
                     format!("Class for the '{alias}' {kind_lower}."),
                 )
                 .validator(validator)
+                .recommender(Arc::new(ClassesOf(kind)))
                 .group(group.clone(), 0)
                 .width(Width::Long)
                 .display_name(format!("{} type for {alias}", kind_name(kind))),
             );
+            // KIP-891: the class's version (Connect 4.4 defines it after the type): the installed
+            // one by default and recommended; a requirement it does not meet is an error here.
+            let version_key = format!("{prefix}{PLUGIN_VERSION_CONFIG}");
+            let installed = found.as_ref().map(Found::version);
+            let (class, have) = (
+                found.as_ref().map(|f| f.class().to_owned()),
+                installed.clone(),
+            );
+            let mut version = ConfigKey::new(
+                &version_key,
+                T::String,
+                Importance::High,
+                format!("Version of the '{alias}' {kind_lower}."),
+            )
+            .validator(lambda(
+                "a version range the installed plugin meets",
+                move |_, v| {
+                    let wanted = version_requirement(v.and_then(TypedValue::as_str))
+                        .map_err(ConnectError::config)?;
+                    match (wanted, &class, &have) {
+                        (Some(range), Some(class), Some(have)) => {
+                            match mismatch(class, have, &range) {
+                                Some(message) => Err(ConnectError::config(message)),
+                                None => Ok(()),
+                            }
+                        }
+                        _ => Ok(()),
+                    }
+                },
+            ))
+            .group(group.clone(), 1)
+            .width(Width::Long)
+            .display_name(format!("{} version for {alias}", kind_name(kind)));
+            version = match installed {
+                Some(v) => version
+                    .default_value(TypedValue::String(v.clone()))
+                    .recommender(Arc::new(InstalledVersion(v))),
+                None => version.default_null(),
+            };
+            def = def.define(version);
             let Some(Ok(plugin_def)) = plugin else {
                 continue;
             };
@@ -444,10 +504,46 @@ pub fn enrich(base: ConfigDef, props: &ConfigMap) -> ConfigDef {
                 }
                 own = own.define(key.clone());
             }
-            def = embed(def, &prefix, &group, 1, &own);
+            def = embed(def, &prefix, &group, 2, &own);
         }
     }
     def
+}
+
+/// Recommends every class of one kind (transformations or predicates), built-in and provided,
+/// sorted: Apache's `TransformationPluginRecommender` and `PredicatePluginRecommender`.
+#[derive(Debug)]
+struct ClassesOf(PluginType);
+
+impl Recommender for ClassesOf {
+    fn valid_values(&self, _name: &str, _parsed: &ParsedValues) -> Vec<TypedValue> {
+        let mut classes: Vec<String> = crate::registry::plugin_infos()
+            .into_iter()
+            .filter(|p| p.plugin_type == self.0)
+            .map(|p| p.class)
+            .collect();
+        classes.sort_unstable();
+        classes.dedup();
+        classes.into_iter().map(TypedValue::Class).collect()
+    }
+
+    fn visible(&self, _name: &str, _parsed: &ParsedValues) -> bool {
+        true
+    }
+}
+
+/// The one installed version of a class, recommended for its `plugin.version` key.
+#[derive(Debug)]
+struct InstalledVersion(String);
+
+impl Recommender for InstalledVersion {
+    fn valid_values(&self, _name: &str, _parsed: &ParsedValues) -> Vec<TypedValue> {
+        vec![TypedValue::String(self.0.clone())]
+    }
+
+    fn visible(&self, _name: &str, _parsed: &ParsedValues) -> bool {
+        true
+    }
 }
 
 /// Java's `ConfigDef.embed`: every key of `child` under `prefix`, in `group` from `start`;
@@ -459,15 +555,40 @@ fn embed(
     start: i32,
     child: &ConfigDef,
 ) -> ConfigDef {
-    // Java embeds `child.sortedConfigs()`: keys without a default first, then by importance,
-    // then by name (the transforms' keys have no group or order of their own).
+    // Java embeds `child.sortedConfigs()`: keys without a group first, then by their group's
+    // place (the order groups were first defined in), then by their own `order_in_group`, then
+    // keys without a default, then by importance, then by name. (The built-in transforms' keys
+    // have no group or order; a Java plugin's may: Debezium's keys have an order, so the
+    // `negate` and `predicate` keys, which have none, come before them.)
+    let mut groups: Vec<&str> = Vec::new();
+    for k in child.keys() {
+        if let Some(g) = k.group.as_deref()
+            && !groups.contains(&g)
+        {
+            groups.push(g);
+        }
+    }
+    let group_rank = |k: &ConfigKey| {
+        k.group
+            .as_deref()
+            .map(|g| groups.iter().position(|x| *x == g).unwrap_or(usize::MAX))
+    };
     let mut keys: Vec<&ConfigKey> = child.keys().iter().collect();
     keys.sort_by(|a, b| {
-        (!a.is_required(), importance_rank(a.importance), &a.name).cmp(&(
-            !b.is_required(),
-            importance_rank(b.importance),
-            &b.name,
-        ))
+        (
+            group_rank(a),
+            a.order_in_group,
+            !a.is_required(),
+            importance_rank(a.importance),
+            &a.name,
+        )
+            .cmp(&(
+                group_rank(b),
+                b.order_in_group,
+                !b.is_required(),
+                importance_rank(b.importance),
+                &b.name,
+            ))
     });
     for (i, key) in keys.into_iter().enumerate() {
         let mut k = key.clone();
@@ -687,8 +808,8 @@ mod tests {
                 ("predicates.p.type".to_owned(), vec![format!("Invalid value {T}RegexRouter for configuration predicates.p.type: Not a Predicate")]),
             ]
         );
-        // Keys and groups as Apache shows them: type first, then the embedded keys sorted
-        // (required first, then importance, then name).
+        // Keys and groups as Apache 4.4 shows them: type first, KIP-891's version, then the
+        // embedded keys sorted (required first, then importance, then name).
         let b: Vec<(&str, &str, i32)> = def
             .keys()
             .iter()
@@ -705,15 +826,40 @@ mod tests {
             b,
             [
                 ("transforms.b.type", "Transforms: b", 0),
-                ("transforms.b.regex", "Transforms: b", 1),
-                ("transforms.b.replacement", "Transforms: b", 2),
-                ("transforms.b.negate", "Transforms: b", 3),
-                ("transforms.b.predicate", "Transforms: b", 4),
+                ("transforms.b.plugin.version", "Transforms: b", 1),
+                ("transforms.b.regex", "Transforms: b", 2),
+                ("transforms.b.replacement", "Transforms: b", 3),
+                ("transforms.b.negate", "Transforms: b", 4),
+                ("transforms.b.predicate", "Transforms: b", 5),
             ]
         );
         assert_eq!(
             def.key("transforms.b.type").unwrap().display_name,
             "Transformation type for b"
+        );
+        let version = def.key("transforms.b.plugin.version").unwrap();
+        assert_eq!(
+            version.default,
+            connect_api::config::DefaultValue::Value(TypedValue::String(crate::VERSION.into()))
+        );
+        // A version requirement the installed class does not meet is an error on its key.
+        let too_new = props(&[
+            ("transforms", "b"),
+            ("transforms.b.type", "RegexRouter"),
+            ("transforms.b.regex", "x"),
+            ("transforms.b.replacement", "y"),
+            ("transforms.b.plugin.version", "[9.0,)"),
+        ]);
+        let errors_of_too_new = errors(&enrich(ConfigDef::new(), &too_new), &too_new);
+        assert_eq!(errors_of_too_new.len(), 1, "{errors_of_too_new:?}");
+        assert_eq!(errors_of_too_new[0].0, "transforms.b.plugin.version");
+        assert!(
+            errors_of_too_new[0].1[0].contains("does not match the required version range"),
+            "{errors_of_too_new:?}"
+        );
+        assert!(
+            TransformChain::from_config(&too_new).is_err(),
+            "nor does it run"
         );
         let ok = props(&[
             ("transforms", "b"),

@@ -83,7 +83,8 @@ pub fn connector_converter_infos(
 }
 
 /// Apache's `prefixedConfigInfos`: `def` validates the converter's settings `sub` (the
-/// keys under `prefix`, prefix removed), every key of `def` listed under its prefixed name.
+/// keys under `prefix`, prefix removed), every key of `def` listed under its prefixed name, in
+/// the order Java's `ConfigDef.validate` gives them (a `HashMap`'s), groups as they first appear.
 fn prefixed_infos(
     connector_class: &str,
     def: &ConfigDef,
@@ -92,9 +93,17 @@ fn prefixed_infos(
 ) -> ConfigInfos {
     let mut groups: Vec<String> = Vec::new();
     let mut error_count = 0;
-    let configs = def
-        .validate(sub)
+    // Java's `ConfigDef.validate` returns the values of a `HashMap` filled in definition order.
+    let mut values: Vec<Option<connect_api::ConfigValue>> =
+        def.validate(sub).into_iter().map(Some).collect();
+    let names: Vec<String> = values
+        .iter()
+        .map(|v| v.as_ref().map(|v| v.name.clone()).unwrap_or_default())
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let configs = connect_api::java_order::java_hash_map_order(&names, None)
         .into_iter()
+        .filter_map(|i| values[i].take())
         .map(|value| {
             let key = def.key(&value.name);
             let definition = key.map(|k| {
@@ -165,7 +174,8 @@ mod tests {
             value.errors,
             vec!["Invalid value {\"type\": \"nope\"} for configuration schema.content: Unknown schema type: nope".to_owned()]
         );
-        // Every key of the converter is listed, prefixed.
+        // Every key of the converter is listed, prefixed, in the order Apache 4.4 lists them
+        // (its `HashMap`'s: tests/golden/apache-4.4/validate-schema-content.json).
         let names: Vec<&str> = v
             .configs
             .iter()
@@ -174,21 +184,21 @@ mod tests {
         assert_eq!(
             names,
             [
-                "value.converter.converter.type",
-                "value.converter.schemas.enable",
-                "value.converter.schemas.cache.size",
-                "value.converter.schema.content",
                 "value.converter.decimal.format",
+                "value.converter.converter.type",
+                "value.converter.schemas.cache.size",
                 "value.converter.replace.null.with.default",
+                "value.converter.schemas.enable",
+                "value.converter.schema.content",
             ]
         );
         assert_eq!(
-            v.configs[0].value.as_ref().unwrap().value.as_deref(),
+            v.configs[1].value.as_ref().unwrap().value.as_deref(),
             Some("value")
         );
         assert_eq!(
             v.groups,
-            vec!["Schemas".to_owned(), "Serialization".to_owned()]
+            vec!["Serialization".to_owned(), "Schemas".to_owned()]
         );
     }
 
