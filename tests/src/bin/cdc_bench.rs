@@ -221,8 +221,11 @@ async fn debezium(db: &sqlx::PgPool, table: &str, rows: i64, n_changes: i64) -> 
         "name=dbz-bench\nconnector.class=io.debezium.connector.postgresql.PostgresConnector\n\
          tasks.max=1\n{}topic.prefix={prefix}\nplugin.name=pgoutput\nslot.name={slot}\n\
          publication.name={slot}_pub\npublication.autocreate.mode=filtered\n\
-         table.include.list=public\\\\.{table}\nsnapshot.mode=initial\n",
-        String::from_utf8_lossy(&db_props.stdout)
+         table.include.list=public\\\\.{table}\nsnapshot.mode=initial\n{}",
+        String::from_utf8_lossy(&db_props.stdout),
+        smt().map_or_else(String::new, |(list, class)| format!(
+            "transforms={list}\ntransforms.{list}.type={class}\n"
+        ))
     );
     let file = root().join(".local/debezium/bench-connector.properties");
     std::fs::write(&file, props).unwrap();
@@ -373,6 +376,11 @@ async fn debezium_here(db: &sqlx::PgPool, table: &str, rows: i64, n_changes: i64
         "key.converter.schemas.enable": "true",
         "value.converter.schemas.enable": "true",
     });
+    let mut config = config;
+    if let Some((list, class)) = smt() {
+        config["transforms"] = json!(list);
+        config[format!("transforms.{list}.type")] = json!(class);
+    }
     let cpu_start = cpu_seconds(pid) + cpu_seconds(jvm);
     let (status, body) = w
         .send(
@@ -414,6 +422,14 @@ fn print(name: &str, r: &Run, rows: i64, changes: i64) {
         r.stream.cpu,
         r.rss_kib as f64 / 1024.0
     );
+}
+
+/// `CDC_BENCH_SMT=unwrap`: Debezium's `ExtractNewRecordState` on both Debezium runs (a Java
+/// transformation from plugin.path on this worker), as most Debezium deployments run it; the
+/// native connector's run is skipped then.
+fn smt() -> Option<(&'static str, &'static str)> {
+    (std::env::var("CDC_BENCH_SMT").as_deref() == Ok("unwrap"))
+        .then_some(("unwrap", "io.debezium.transforms.ExtractNewRecordState"))
 }
 
 #[tokio::main]
@@ -469,6 +485,12 @@ async fn main() {
         );
         dbz
     };
+    if smt().is_some() {
+        let _ = sqlx::query(&format!("DROP TABLE {table}"))
+            .execute(&db)
+            .await;
+        return;
+    }
     let our = ours(&db, &table, rows, n_changes).await;
     print("ours", &our, rows, n_changes);
     if !only_ours {
