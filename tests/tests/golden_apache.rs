@@ -21,7 +21,7 @@ const FILE_SINK: &str = "org.apache.kafka.connect.file.FileStreamSinkConnector";
 /// The name and topic capture-golden.sh used.
 const GOLDEN_NAME: &str = "golden-src";
 
-fn golden(name: &str) -> Value {
+pub(crate) fn golden(name: &str) -> Value {
     let path = format!(
         "{}/golden/apache-4.4/{name}.json",
         env!("CARGO_MANIFEST_DIR")
@@ -46,7 +46,8 @@ const VERSION_KEYS: &[&str] = &[
 const APACHE_ONLY_GROUPS: &[&str] = &[];
 /// Keys whose recommended values are the installed converters: compared with our own
 /// installation (`GET /connector-plugins?connectorsOnly=false`), not with Apache's.
-const CONVERTER_KEYS: &[&str] = &["key.converter", "value.converter", "header.converter"];
+pub(crate) const CONVERTER_KEYS: &[&str] =
+    &["key.converter", "value.converter", "header.converter"];
 
 async fn one_worker(prefix: &str) -> WorkerProc {
     let w = ClusterSpec::new(prefix).start_worker().await;
@@ -97,7 +98,7 @@ fn normalize_status(v: &mut Value, name: &str, version: &str) {
 }
 
 /// Asserts equal values and the same key order (Connect clients may compare text).
-fn assert_same(ours: &Value, apache: &Value, what: &str) {
+pub(crate) fn assert_same(ours: &Value, apache: &Value, what: &str) {
     assert_eq!(ours, apache, "{what}: ours vs Apache 4.4");
     assert_eq!(
         serde_json::to_string(ours).unwrap(),
@@ -108,7 +109,7 @@ fn assert_same(ours: &Value, apache: &Value, what: &str) {
 
 /// Apache's `4.4.0` in the definitions and values of [`VERSION_KEYS`] (in a validate answer's
 /// `configs`, or a list of definitions) becomes our installed version of that plugin.
-fn normalize_version_keys(entries: &mut [Value], connector: &str, converters: &str) {
+pub(crate) fn normalize_version_keys(entries: &mut [Value], connector: &str, converters: &str) {
     for e in entries {
         let name = e["definition"]["name"]
             .as_str()
@@ -127,7 +128,7 @@ fn normalize_version_keys(entries: &mut [Value], connector: &str, converters: &s
     }
 }
 
-fn plugin_version(plugins: &Value, class: &str) -> String {
+pub(crate) fn plugin_version(plugins: &Value, class: &str) -> String {
     plugins
         .as_array()
         .unwrap()
@@ -218,7 +219,7 @@ fn assert_definitions_match(ours: &Map<String, Value>, apache: &Map<String, Valu
 }
 
 /// Our converter classes, sorted (header converters too for `header.converter`).
-async fn installed_converters(w: &WorkerProc, header: bool) -> Value {
+pub(crate) async fn installed_converters(w: &WorkerProc, header: bool) -> Value {
     let all = w
         .get("/connector-plugins?connectorsOnly=false")
         .await

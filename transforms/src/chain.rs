@@ -21,6 +21,8 @@ pub const PREDICATES_CONFIG: &str = "predicates";
 pub const TYPE_CONFIG: &str = "type";
 pub const PREDICATE_CONFIG: &str = "predicate";
 pub const NEGATE_CONFIG: &str = "negate";
+/// KIP-891: the version (range) of a transformation or predicate.
+pub const PLUGIN_VERSION_CONFIG: &str = "plugin.version";
 
 /// A transform that failed on a record: the class that failed (for the dead-letter queue's
 /// `__connect.errors.class.name`) and the error.
@@ -107,6 +109,7 @@ impl TransformChain {
             let predicate_alias = own.remove(PREDICATE_CONFIG);
             let negate = own.remove(NEGATE_CONFIG);
             own.remove(TYPE_CONFIG);
+            check_version(&found, own.remove(PLUGIN_VERSION_CONFIG), &prefix)?;
             transform.configure(&own)?;
             let predicate = match predicate_alias {
                 None => None,
@@ -116,13 +119,14 @@ impl TransformChain {
                     let pclass = props
                         .get(&ptype)
                         .ok_or_else(|| ConnectError::missing_required(&ptype))?;
-                    let (_, Plugin::Predicate(mut predicate)) =
+                    let (pfound, Plugin::Predicate(mut predicate)) =
                         instantiate(pclass, &ptype, PluginType::Predicate)?
                     else {
                         unreachable!("instantiate checked the kind")
                     };
                     let mut pown = originals_with_prefix(props, &pprefix);
                     pown.remove(TYPE_CONFIG);
+                    check_version(&pfound, pown.remove(PLUGIN_VERSION_CONFIG), &pprefix)?;
                     predicate.configure(&pown)?;
                     let negate = negate.is_some_and(|n| n.trim().eq_ignore_ascii_case("true"));
                     Some((predicate, negate))
@@ -369,11 +373,11 @@ pub fn enrich(base: ConfigDef, props: &ConfigMap) -> ConfigDef {
             let kind_lower = kind_name(kind).to_ascii_lowercase();
             // The class's own definition (a provided class's may fail: its host's error is
             // then the type key's).
-            let plugin = props
+            let found = props
                 .get(&type_key)
                 .and_then(|c| lookup(c, Some(kind)))
-                .filter(|f| f.plugin_type() == kind)
-                .map(|f| f.config_def());
+                .filter(|f| f.plugin_type() == kind);
+            let plugin = found.as_ref().map(|f| f.config_def());
             let def_error = match &plugin {
                 Some(Err(e)) => Some(e.to_string()),
                 _ => None,
@@ -408,13 +412,15 @@ pub fn enrich(base: ConfigDef, props: &ConfigMap) -> ConfigDef {
                     format!("Class for the '{alias}' {kind_lower}."),
                 )
                 .validator(validator)
+                .recommender(Arc::new(ClassRecommender { kind }))
                 .group(group.clone(), 0)
                 .width(Width::Long)
                 .display_name(format!("{} type for {alias}", kind_name(kind))),
             );
-            let Some(Ok(plugin_def)) = plugin else {
+            let (Some(found), Some(Ok(plugin_def))) = (found, plugin) else {
                 continue;
             };
+            def = def.define(version_key(&prefix, &alias, &group, kind, found.class()));
             let mut own = ConfigDef::new();
             if kind == PluginType::Transformation {
                 let defined = predicate_aliases.clone();
@@ -444,10 +450,124 @@ pub fn enrich(base: ConfigDef, props: &ConfigMap) -> ConfigDef {
                 }
                 own = own.define(key.clone());
             }
-            def = embed(def, &prefix, &group, 1, &own);
+            def = embed(def, &prefix, &group, 2, &own);
         }
     }
     def
+}
+
+/// A stage's `plugin.version` (KIP-891) against the one version installed: a range it does not
+/// meet fails the chain, as Apache's plugin loader fails the task.
+fn check_version(found: &Found, spec: Option<String>, prefix: &str) -> Result<()> {
+    let key = format!("{prefix}{PLUGIN_VERSION_CONFIG}");
+    let range = connect_api::config::plugin_version::version_requirement(spec.as_deref())
+        .map_err(|e| ConnectError::invalid_value(&key, spec.as_deref().unwrap_or_default(), &e))?;
+    let version = version_of(found.class(), found.plugin_type());
+    match range
+        .and_then(|r| connect_api::config::plugin_version::mismatch(found.class(), &version, &r))
+    {
+        Some(message) => Err(ConnectError::config(message)),
+        None => Ok(()),
+    }
+}
+
+/// The version of a transformation or predicate class, as listed (`undefined` without one).
+fn version_of(class: &str, kind: PluginType) -> String {
+    crate::registry::plugin_infos()
+        .into_iter()
+        .find(|p| p.class == class && p.plugin_type == kind)
+        .and_then(|p| p.version)
+        .unwrap_or_else(|| "undefined".to_owned())
+}
+
+/// KIP-891's `<prefix>plugin.version` of a transformation or predicate, as Apache 4.4's
+/// `ConnectorConfig.enrich` defines it (second in its group): the installed version is its
+/// default and only recommended value, and a range that version does not meet is an error.
+fn version_key(prefix: &str, alias: &str, group: &str, kind: PluginType, class: &str) -> ConfigKey {
+    let version = version_of(class, kind);
+    let kind_lower = kind_name(kind).to_ascii_lowercase();
+    let (installed, c) = (version.clone(), class.to_owned());
+    let validator = lambda(
+        "a version range the installed version meets",
+        move |name, v| {
+            let spec = v.and_then(TypedValue::as_str);
+            let range = connect_api::config::plugin_version::version_requirement(spec)
+                .map_err(|e| ConnectError::invalid_value(name, spec.unwrap_or_default(), &e))?;
+            match range
+                .and_then(|r| connect_api::config::plugin_version::mismatch(&c, &installed, &r))
+            {
+                Some(message) => Err(ConnectError::config(message)),
+                None => Ok(()),
+            }
+        },
+    );
+    let recommended = version.clone();
+    ConfigKey::new(
+        format!("{prefix}{PLUGIN_VERSION_CONFIG}"),
+        T::String,
+        Importance::High,
+        format!("Version of the '{alias}' {kind_lower}."),
+    )
+    .default_value(version)
+    .validator(validator)
+    .recommender(Arc::new(FixedRecommender(recommended)))
+    .group(group.to_owned(), 1)
+    .width(Width::Long)
+    .display_name(format!("{} version for {alias}", kind_name(kind)))
+}
+
+/// Recommends one value.
+#[derive(Debug)]
+struct FixedRecommender(String);
+
+impl connect_api::config::validators::Recommender for FixedRecommender {
+    fn valid_values(
+        &self,
+        _name: &str,
+        _parsed: &connect_api::config::validators::ParsedValues,
+    ) -> Vec<TypedValue> {
+        vec![TypedValue::String(self.0.clone())]
+    }
+
+    fn visible(
+        &self,
+        _name: &str,
+        _parsed: &connect_api::config::validators::ParsedValues,
+    ) -> bool {
+        true
+    }
+}
+
+/// Apache's `TransformationRecommender` / `PredicateRecommender`: every class of the kind, the
+/// built-in ones and those of the installed provider (the Java ones of `plugin.path`), sorted.
+#[derive(Debug)]
+struct ClassRecommender {
+    kind: PluginType,
+}
+
+impl connect_api::config::validators::Recommender for ClassRecommender {
+    fn valid_values(
+        &self,
+        _name: &str,
+        _parsed: &connect_api::config::validators::ParsedValues,
+    ) -> Vec<TypedValue> {
+        let mut classes: Vec<String> = crate::registry::plugin_infos()
+            .into_iter()
+            .filter(|p| p.plugin_type == self.kind)
+            .map(|p| p.class)
+            .collect();
+        classes.sort_unstable();
+        classes.dedup();
+        classes.into_iter().map(TypedValue::Class).collect()
+    }
+
+    fn visible(
+        &self,
+        _name: &str,
+        _parsed: &connect_api::config::validators::ParsedValues,
+    ) -> bool {
+        true
+    }
 }
 
 /// Java's `ConfigDef.embed`: every key of `child` under `prefix`, in `group` from `start`;
@@ -459,15 +579,32 @@ fn embed(
     start: i32,
     child: &ConfigDef,
 ) -> ConfigDef {
-    // Java embeds `child.sortedConfigs()`: keys without a default first, then by importance,
-    // then by name (the transforms' keys have no group or order of their own).
+    // Java embeds `child.sortedConfigs()`: keys without a group first, then by the group's
+    // place in the child's groups, by order in group, keys without a default first, by
+    // importance, by name (the built-in transforms' keys have no group or order of their own;
+    // a Java plugin's may).
+    let groups = child.groups();
+    let group_rank = |k: &ConfigKey| {
+        k.group
+            .as_ref()
+            .map(|g| groups.iter().position(|x| x == g).unwrap_or(usize::MAX))
+    };
     let mut keys: Vec<&ConfigKey> = child.keys().iter().collect();
     keys.sort_by(|a, b| {
-        (!a.is_required(), importance_rank(a.importance), &a.name).cmp(&(
-            !b.is_required(),
-            importance_rank(b.importance),
-            &b.name,
-        ))
+        (
+            group_rank(a),
+            a.order_in_group,
+            !a.is_required(),
+            importance_rank(a.importance),
+            &a.name,
+        )
+            .cmp(&(
+                group_rank(b),
+                b.order_in_group,
+                !b.is_required(),
+                importance_rank(b.importance),
+                &b.name,
+            ))
     });
     for (i, key) in keys.into_iter().enumerate() {
         let mut k = key.clone();
@@ -705,10 +842,11 @@ mod tests {
             b,
             [
                 ("transforms.b.type", "Transforms: b", 0),
-                ("transforms.b.regex", "Transforms: b", 1),
-                ("transforms.b.replacement", "Transforms: b", 2),
-                ("transforms.b.negate", "Transforms: b", 3),
-                ("transforms.b.predicate", "Transforms: b", 4),
+                ("transforms.b.plugin.version", "Transforms: b", 1),
+                ("transforms.b.regex", "Transforms: b", 2),
+                ("transforms.b.replacement", "Transforms: b", 3),
+                ("transforms.b.negate", "Transforms: b", 4),
+                ("transforms.b.predicate", "Transforms: b", 5),
             ]
         );
         assert_eq!(

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::json::JsonOptions;
+use super::json_value::JsonOptions;
 use crate::data::{Schema, SchemaBuilder, SchemaType};
 use crate::error::{ConnectError, Result};
 
@@ -65,7 +65,7 @@ pub(crate) fn as_json_schema_with(schema: &Schema, opts: &JsonOptions) -> Result
     if let Some(default) = schema.default_value() {
         obj.insert(
             "default".into(),
-            super::json::to_json(Some(schema), default, opts)?,
+            super::json_value::to_json(Some(schema), default, opts)?,
         );
     }
     Ok(Json::Object(obj))
@@ -150,7 +150,7 @@ pub(crate) fn as_connect_schema_with(json: &Json, opts: &JsonOptions) -> Result<
     if let Some(default) = obj.get("default").filter(|d| !d.is_null()) {
         // The default is read with the schema built so far (defaults cannot nest defaults).
         let without_default = builder.clone().build();
-        let value = super::json::to_connect(Some(&without_default), default, opts)?;
+        let value = super::json_value::to_connect(Some(&without_default), default, opts)?;
         builder = builder.default_value(value);
     }
     Ok(Some(builder.build()))

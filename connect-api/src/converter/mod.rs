@@ -8,11 +8,13 @@
 
 mod json;
 mod json_schema;
+mod json_value;
 mod number;
 mod simple;
 
-pub use json::{DecimalFormat, JsonConverter, to_vec_as_jackson};
+pub use json::JsonConverter;
 pub use json_schema::{as_connect_schema, as_json_schema};
+pub use json_value::{DecimalFormat, to_vec_as_jackson};
 pub use number::{
     BOOLEAN_CONVERTER_CLASS, BooleanConverter, DOUBLE_CONVERTER_CLASS, FLOAT_CONVERTER_CLASS,
     INTEGER_CONVERTER_CLASS, LONG_CONVERTER_CLASS, NumberConverter, NumberType,

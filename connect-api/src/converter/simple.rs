@@ -195,8 +195,11 @@ impl HeaderConverter for SimpleHeaderConverter {
         let text = match primitive_text(value) {
             Some(t) => t,
             None => {
-                let json =
-                    super::json::to_json(schema, value, &super::json::JsonOptions::default())?;
+                let json = super::json_value::to_json(
+                    schema,
+                    value,
+                    &super::json_value::JsonOptions::default(),
+                )?;
                 json.to_string()
             }
         };

@@ -32,6 +32,7 @@ use serde_json::{Value, json};
 
 use crate::source_postgres_cdc_golden::{differences, drop_slot_and_publication, strip};
 
+mod apache_answers;
 mod own_plugins;
 mod record_plugins;
 

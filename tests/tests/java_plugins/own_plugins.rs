@@ -335,3 +335,110 @@ async fn a_frozen_jvm_is_killed_and_fails_what_it_ran() {
     assert!(w.get("/").await.is_ok(), "the worker still serves");
     let _ = w.send("DELETE", &format!("/connectors/{name}"), None).await;
 }
+
+/// A Java sink gets Connect data of every type as Apache's JsonConverter would have given it:
+/// records written with schemas (nested and optional structs, Decimal, Date, Timestamp, bytes,
+/// arrays with nulls, maps with string and with int keys, every primitive) are read by this
+/// worker's JsonConverter, cross to the JVM in the binary form, and the RecordingSink
+/// (`format=json`) writes each back through Apache's JsonConverter: schema and payload equal
+/// what was produced.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_java_sink_gets_connect_data_of_every_type_as_apaches_converter_reads_it() {
+    let spec = spec("java-sink-types");
+    let w = spec.start_worker().await;
+    let name = unique("java-sink-types");
+    let topic = unique("java-sink-types-in");
+    kafka::create_topics(&[&topic], 1).await;
+    let file = spec.dir.join("sink.txt");
+    let inner = json!({"type": "struct", "optional": true, "name": "Inner", "fields": [
+        {"type": "string", "optional": false, "field": "s"},
+        {"type": "int16", "optional": false, "field": "i16"}]});
+    let schema = json!({"type": "struct", "optional": false, "name": "Row", "version": 2,
+        "doc": "a row", "fields": [
+        {"type": "int8", "optional": false, "field": "i8"},
+        {"type": "int32", "optional": true, "field": "i32"},
+        {"type": "int64", "optional": false, "field": "i64"},
+        {"type": "float", "optional": false, "field": "f32"},
+        {"type": "double", "optional": false, "field": "f64"},
+        {"type": "boolean", "optional": false, "field": "b"},
+        {"type": "bytes", "optional": false, "field": "raw"},
+        {"type": "bytes", "optional": false, "name": "org.apache.kafka.connect.data.Decimal",
+         "version": 1, "parameters": {"scale": "2"}, "field": "price"},
+        {"type": "int32", "optional": false, "name": "org.apache.kafka.connect.data.Date",
+         "version": 1, "field": "day"},
+        {"type": "int64", "optional": true, "name": "org.apache.kafka.connect.data.Timestamp",
+         "version": 1, "field": "at"},
+        {"type": "array", "items": {"type": "string", "optional": true}, "optional": false,
+         "field": "tags"},
+        {"type": "map", "keys": {"type": "string", "optional": false},
+         "values": {"type": "int32", "optional": false}, "optional": false, "field": "counts"},
+        {"type": "map", "keys": {"type": "int32", "optional": false},
+         "values": {"type": "string", "optional": false}, "optional": false, "field": "names"},
+        inner.clone().as_object().unwrap().clone().into_iter()
+            .chain([("field".to_owned(), json!("inner"))]).collect::<serde_json::Map<_, _>>(),
+        inner.as_object().unwrap().clone().into_iter()
+            .chain([("field".to_owned(), json!("none"))]).collect::<serde_json::Map<_, _>>(),
+    ]});
+    let payload = |i: i64| {
+        json!({"i8": -3, "i32": if i % 2 == 0 { json!(null) } else { json!(i) }, "i64": i * 1_000_000_007,
+            "f32": 1.5, "f64": -2.25e-3, "b": i % 3 == 0, "raw": "AAEC/w==", "price": "BNI=",
+            "day": 19000 + i, "at": 1_700_000_000_123_i64 + i,
+            "tags": ["a", null, format!("t{i}")], "counts": {"x": 1, "y": i},
+            "names": [[1, "one"], [2, format!("two{i}")]],
+            "inner": {"s": format!("in{i}"), "i16": -12}, "none": null})
+    };
+    let records: Vec<serde_json::Value> = (0..10)
+        .map(|i| json!({"schema": schema, "payload": payload(i)}))
+        .collect();
+    kafka::produce(
+        &topic,
+        records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (Some(format!("k{i}")), Some(r.to_string()))),
+    )
+    .await;
+    create_connector(
+        &w,
+        &name,
+        json!({
+            "connector.class": "RecordingSink",
+            "tasks.max": "1",
+            "topics": topic,
+            "file": file.display().to_string(),
+            "format": "json",
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.schemas.enable": "true",
+        }),
+    )
+    .await;
+    let lines = eventually(
+        Duration::from_secs(60),
+        "10 records in the file",
+        || async {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            let lines: Vec<String> = text
+                .lines()
+                .filter(|l| l.starts_with("RECORD"))
+                .map(str::to_owned)
+                .collect();
+            (lines.len() >= 10).then_some(lines)
+        },
+    )
+    .await;
+    for (i, line) in lines.iter().enumerate() {
+        let written = line.split(" value=").nth(1).unwrap_or_default();
+        let got: serde_json::Value = serde_json::from_str(written)
+            .unwrap_or_else(|e| panic!("record {i} is not JSON ({e}): {line}"));
+        assert_eq!(
+            got["payload"], records[i]["payload"],
+            "record {i}'s payload: {line}"
+        );
+        assert_eq!(
+            got["schema"], records[i]["schema"],
+            "record {i}'s schema: {line}"
+        );
+    }
+    let _ = w.send("DELETE", &format!("/connectors/{name}"), None).await;
+}

@@ -169,15 +169,9 @@ fn rule(key: &str) -> Option<Rule> {
 /// Largest `max.poll.records` accepted (the sink runner holds one batch in memory).
 pub const MAX_POLL_RECORDS_LIMIT: usize = 100_000;
 
-/// One key a client config cannot use.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("Invalid value {value} for configuration {key}: {reason}")]
-pub struct ClientKeyError {
-    /// The key as the user wrote it, prefix included.
-    pub key: String,
-    pub value: String,
-    pub reason: String,
-}
+/// One key a client config cannot use (defined beside the security keys' checks, which make
+/// most of them).
+pub use super::security::ClientKeyError;
 
 /// A client config after translation: what goes to librdkafka and what the runtime reads.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -17,8 +17,17 @@ use openssl::pkcs12::Pkcs12;
 use openssl::pkey::{PKey, Private};
 use openssl::x509::X509;
 
-use super::clients::ClientKeyError;
 use crate::security::{KafkaSecurity, Sasl, SaslCredentials, SaslMechanism, SecurityProtocol, Tls};
+
+/// One key a client config cannot use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Invalid value {value} for configuration {key}: {reason}")]
+pub struct ClientKeyError {
+    /// The key as the user wrote it, prefix included.
+    pub key: String,
+    pub value: String,
+    pub reason: String,
+}
 
 pub const SECURITY_PROTOCOL: &str = "security.protocol";
 pub const SASL_MECHANISM: &str = "sasl.mechanism";

@@ -92,8 +92,19 @@ fn prefixed_infos(
 ) -> ConfigInfos {
     let mut groups: Vec<String> = Vec::new();
     let mut error_count = 0;
-    let configs = def
-        .validate(sub)
+    // Apache's `ConfigDef.validate` answers from a `HashMap` of the key names: its order is
+    // that map's iteration order, and the groups are listed as its keys bring them.
+    let mut values = def.validate(sub);
+    let names: serde_json::Map<String, serde_json::Value> = values
+        .iter()
+        .map(|v| (v.name.clone(), serde_json::Value::Null))
+        .collect();
+    let order: Vec<String> = crate::storage::offsets::java_hash_map_order(&names)
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    values.sort_by_key(|v| order.iter().position(|n| *n == v.name));
+    let configs = values
         .into_iter()
         .map(|value| {
             let key = def.key(&value.name);
@@ -165,7 +176,8 @@ mod tests {
             value.errors,
             vec!["Invalid value {\"type\": \"nope\"} for configuration schema.content: Unknown schema type: nope".to_owned()]
         );
-        // Every key of the converter is listed, prefixed.
+        // Every key of the converter is listed, prefixed, in the order of Apache 4.4's answer
+        // (tests/golden/apache-4.4/validate-schema-content.json: a Java HashMap's).
         let names: Vec<&str> = v
             .configs
             .iter()
@@ -174,21 +186,22 @@ mod tests {
         assert_eq!(
             names,
             [
-                "value.converter.converter.type",
-                "value.converter.schemas.enable",
-                "value.converter.schemas.cache.size",
-                "value.converter.schema.content",
                 "value.converter.decimal.format",
+                "value.converter.converter.type",
+                "value.converter.schemas.cache.size",
                 "value.converter.replace.null.with.default",
+                "value.converter.schemas.enable",
+                "value.converter.schema.content",
             ]
         );
         assert_eq!(
-            v.configs[0].value.as_ref().unwrap().value.as_deref(),
-            Some("value")
+            v.configs[1].value.as_ref().unwrap().value.as_deref(),
+            Some("value"),
+            "converter.type"
         );
         assert_eq!(
             v.groups,
-            vec!["Schemas".to_owned(), "Serialization".to_owned()]
+            vec!["Serialization".to_owned(), "Schemas".to_owned()]
         );
     }
 

@@ -1,12 +1,13 @@
 //! What the host sends, as this workspace's types: Java `ConfigDef` keys, `ConfigValue`s and
-//! source records (key and value as Apache's JsonConverter payloads, their schemas sent once per
-//! task and named by id; headers as JsonConverter envelopes).
+//! the schemas a task's records name by id (sent once per task, as Apache's JsonConverter writes
+//! schemas); the records themselves are read by [`super::wire`]. And the records Java
+//! converters, transformations and predicates get and return, as JsonConverter envelopes.
 
 use connect_api::config::{ConfigType, DefaultValue, Importance, TypedValue, Width, parse_type};
 use connect_api::converter::{JsonConverter, as_connect_schema};
 use connect_api::data::{Schema, Value as Data};
 use connect_api::record::Headers;
-use connect_api::{ConfigDef, ConfigKey, ConfigValue, ConnectError, SourceRecord};
+use connect_api::{ConfigDef, ConfigKey, ConfigValue, ConnectError};
 use serde_json::Value;
 
 fn config_type(name: &str) -> ConfigType {
@@ -105,17 +106,6 @@ pub(super) fn config_values(values: &Value, def: &ConfigDef) -> Vec<ConfigValue>
         .collect()
 }
 
-fn schema_and_value(
-    json: &JsonConverter,
-    node: &Value,
-) -> Result<(Option<Schema>, Data), ConnectError> {
-    if node.is_null() {
-        return Ok((None, Data::Null));
-    }
-    let sv = json.from_json_value(node)?;
-    Ok((sv.schema, sv.value))
-}
-
 /// The schemas a task's records name by id (a `task.poll` answer's `schemas` adds to them).
 pub(super) type Schemas = std::collections::HashMap<u64, Option<Schema>>;
 
@@ -130,52 +120,15 @@ pub(super) fn add_schemas(known: &mut Schemas, answer: &Value) -> Result<(), Con
     Ok(())
 }
 
-fn payload(
+fn schema_and_value(
     json: &JsonConverter,
-    schemas: &Schemas,
-    schema_id: &Value,
-    payload: &Value,
+    node: &Value,
 ) -> Result<(Option<Schema>, Data), ConnectError> {
-    let schema = match schema_id.as_u64() {
-        None => None,
-        Some(id) => schemas
-            .get(&id)
-            .cloned()
-            .ok_or_else(|| ConnectError::data(format!("a record names unknown schema {id}")))?,
-    };
-    let value = json.payload_to_connect(schema.as_ref(), payload)?;
-    Ok((schema, value))
-}
-
-/// One record of a `task.poll` answer, and its sequence number in the host.
-pub(super) fn source_record(
-    json: &JsonConverter,
-    schemas: &Schemas,
-    r: &Value,
-) -> Result<(u64, SourceRecord), ConnectError> {
-    let (key_schema, key) = payload(json, schemas, &r["keySchema"], &r["key"])?;
-    let (value_schema, value) = payload(json, schemas, &r["valueSchema"], &r["value"])?;
-    let mut headers = Headers::new();
-    for h in r["headers"].as_array().into_iter().flatten() {
-        let (schema, value) = schema_and_value(json, &h["value"])?;
-        headers.add(h["key"].as_str().unwrap_or_default(), schema, value);
+    if node.is_null() {
+        return Ok((None, Data::Null));
     }
-    let record = SourceRecord {
-        source_partition: r["sourcePartition"]
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
-        source_offset: r["sourceOffset"].as_object().cloned(),
-        topic: r["topic"].as_str().unwrap_or_default().to_owned(),
-        kafka_partition: r["partition"].as_i64().and_then(|p| i32::try_from(p).ok()),
-        key_schema,
-        key,
-        value_schema,
-        value,
-        timestamp: r["timestamp"].as_i64(),
-        headers,
-    };
-    Ok((r["seq"].as_u64().unwrap_or(0), record))
+    let sv = json.from_json_value(node)?;
+    Ok((sv.schema, sv.value))
 }
 
 /// The JsonConverter Connect data crosses to converters, transformations and predicates in
@@ -316,34 +269,5 @@ mod tests {
         );
         assert_eq!(values[0].value, Some(TypedValue::Int(7)));
         assert_eq!(values[0].errors, vec!["bad".to_owned()]);
-    }
-
-    #[test]
-    fn records_read_payloads_by_schema_id_and_header_envelopes() {
-        let json = JsonConverter::new(true);
-        let mut schemas = Schemas::new();
-        add_schemas(
-            &mut schemas,
-            &json!({"schemas": {"1": {"type": "int32", "optional": false}}}),
-        )
-        .unwrap();
-        let (seq, r) = source_record(
-            &json,
-            &schemas,
-            &json!({
-                "seq": 3, "topic": "t", "partition": 1, "timestamp": 42,
-                "keySchema": 1, "key": 7,
-                "valueSchema": null, "value": null,
-                "headers": [{"key": "h", "value": {"schema": {"type": "string", "optional": false}, "payload": "v"}}],
-                "sourcePartition": {"server": "s"}, "sourceOffset": {"lsn": 10}
-            }),
-        )
-        .unwrap();
-        assert_eq!(seq, 3);
-        assert_eq!(r.key, Data::Int32(7));
-        assert_eq!(r.value, Data::Null);
-        assert_eq!(r.kafka_partition, Some(1));
-        assert_eq!(r.headers.len(), 1);
-        assert_eq!(r.source_offset.unwrap()["lsn"], json!(10));
     }
 }

@@ -128,10 +128,18 @@ pub(crate) enum Hooks {
 
 type Reply = Result<Value, HostError>;
 
+/// A reply and the binary attachment its frame carried (empty when none).
+pub(crate) struct Answer {
+    pub json: Value,
+    pub attachment: Vec<u8>,
+}
+
+type AnswerReply = Result<Answer, HostError>;
+
 /// One running JVM.
 pub struct Connection {
     stdin: Mutex<Option<ChildStdin>>,
-    pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
+    pending: Mutex<HashMap<u64, oneshot::Sender<AnswerReply>>>,
     next_id: AtomicU64,
     dead: Mutex<Option<String>>,
     hooks: Mutex<HashMap<String, Hooks>>,
@@ -201,6 +209,11 @@ impl Connection {
     }
 
     fn write(&self, frame: &Value) -> Result<(), HostError> {
+        self.write_with(frame, None)
+    }
+
+    /// Writes `frame`, and `attachment` after it (the length's top bit says one follows).
+    fn write_with(&self, frame: &Value, attachment: Option<&[u8]>) -> Result<(), HostError> {
         let bytes = serde_json::to_vec(frame).expect("JSON frames serialise");
         let mut guard = self.stdin.lock().unwrap_or_else(|e| e.into_inner());
         let Some(stdin) = guard.as_mut() else {
@@ -208,10 +221,30 @@ impl Connection {
                 self.dead().unwrap_or_else(|| "closed".into()),
             ));
         };
-        let len = u32::try_from(bytes.len()).expect("frame under 4 GiB");
+        let too_big =
+            |n: usize| HostError::Died(format!("a frame of {n} bytes is too big to send"));
+        let len = u32::try_from(bytes.len())
+            .ok()
+            .filter(|n| n & ATTACHMENT == 0)
+            .ok_or_else(|| too_big(bytes.len()))?;
+        let attached = match attachment {
+            None => None,
+            Some(a) => Some((u32::try_from(a.len()).map_err(|_| too_big(a.len()))?, a)),
+        };
+        let flagged = if attached.is_some() {
+            len | ATTACHMENT
+        } else {
+            len
+        };
         let written = stdin
-            .write_all(&len.to_be_bytes())
+            .write_all(&flagged.to_be_bytes())
             .and_then(|()| stdin.write_all(&bytes))
+            .and_then(|()| match attached {
+                Some((n, a)) => stdin
+                    .write_all(&n.to_be_bytes())
+                    .and_then(|()| stdin.write_all(a)),
+                None => Ok(()),
+            })
             .and_then(|()| stdin.flush());
         drop(guard);
         written.map_err(|e| {
@@ -223,7 +256,16 @@ impl Connection {
         })
     }
 
-    fn request(&self, op: &str, mut body: Value) -> Result<oneshot::Receiver<Reply>, HostError> {
+    fn request(&self, op: &str, body: Value) -> Result<oneshot::Receiver<AnswerReply>, HostError> {
+        self.request_with(op, body, None)
+    }
+
+    fn request_with(
+        &self,
+        op: &str,
+        mut body: Value,
+        attachment: Option<&[u8]>,
+    ) -> Result<oneshot::Receiver<AnswerReply>, HostError> {
         if let Some(reason) = self.dead() {
             return Err(HostError::Died(reason));
         }
@@ -235,7 +277,7 @@ impl Connection {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(id, tx);
-        if let Err(e) = self.write(&body) {
+        if let Err(e) = self.write_with(&body, attachment) {
             self.pending
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -251,14 +293,35 @@ impl Connection {
 
     /// Calls `op` and waits for the reply without blocking the executor.
     pub async fn call(&self, op: &str, body: Value) -> Reply {
+        self.call_for_answer(op, body).await.map(|a| a.json)
+    }
+
+    /// [`Self::call`] for a reply that carries a binary attachment (a poll's records).
+    pub(crate) async fn call_for_answer(&self, op: &str, body: Value) -> AnswerReply {
         let rx = self.request(op, body)?;
         rx.await.unwrap_or_else(|_| Err(self.died_error()))
+    }
+
+    /// [`Self::call`] with a binary attachment after the request (a `put` batch's records).
+    pub(crate) async fn call_with_attachment(
+        &self,
+        op: &str,
+        body: Value,
+        attachment: Vec<u8>,
+    ) -> Reply {
+        let rx = self.request_with(op, body, Some(&attachment))?;
+        drop(attachment);
+        rx.await
+            .unwrap_or_else(|_| Err(self.died_error()))
+            .map(|a| a.json)
     }
 
     /// Calls `op` from synchronous code (the connector API's sync methods).
     pub fn call_blocking(&self, op: &str, body: Value) -> Reply {
         let rx = self.request(op, body)?;
-        wait_blocking(rx).unwrap_or_else(|| Err(self.died_error()))
+        wait_blocking(rx)
+            .unwrap_or_else(|| Err(self.died_error()))
+            .map(|a| a.json)
     }
 
     /// Sends `op` without waiting for (or wanting) a reply.
@@ -429,7 +492,7 @@ impl Connection {
         }
     }
 
-    fn complete(&self, frame: Value) {
+    fn complete(&self, mut frame: Value, attachment: Vec<u8>) {
         let id = frame["re"].as_u64().unwrap_or(0);
         let Some(tx) = self
             .pending
@@ -445,7 +508,13 @@ impl Connection {
                 message: e["message"].as_str().unwrap_or_default().to_owned(),
                 trace: e["trace"].as_str().unwrap_or_default().to_owned(),
             }),
-            None => Ok(frame.get("ok").cloned().unwrap_or(Value::Null)),
+            None => Ok(Answer {
+                json: frame
+                    .as_object_mut()
+                    .and_then(|f| f.remove("ok"))
+                    .unwrap_or(Value::Null),
+                attachment,
+            }),
         };
         let _ = tx.send(reply);
     }
@@ -532,7 +601,7 @@ async fn watch_liveness(conn: std::sync::Weak<Connection>, timeout: std::time::D
     }
 }
 
-fn wait_blocking(rx: oneshot::Receiver<Reply>) -> Option<Reply> {
+fn wait_blocking(rx: oneshot::Receiver<AnswerReply>) -> Option<AnswerReply> {
     match tokio::runtime::Handle::try_current() {
         Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
             tokio::task::block_in_place(|| h.block_on(rx).ok())
@@ -542,28 +611,48 @@ fn wait_blocking(rx: oneshot::Receiver<Reply>) -> Option<Reply> {
     }
 }
 
-fn read_frame(r: &mut impl Read) -> std::io::Result<Option<Value>> {
+/// A length's top bit: the JSON is followed by a binary attachment (its own length first).
+const ATTACHMENT: u32 = 0x8000_0000;
+
+fn read_len(r: &mut impl Read) -> std::io::Result<u32> {
     let mut len = [0u8; 4];
-    match r.read_exact(&mut len) {
-        Ok(()) => {}
+    r.read_exact(&mut len)?;
+    Ok(u32::from_be_bytes(len))
+}
+
+fn read_bytes(r: &mut impl Read, len: u32) -> std::io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; len as usize];
+    r.read_exact(&mut buf)?;
+    Ok(buf)
+}
+
+/// The next frame and its attachment (empty when it has none), or `None` at the end.
+fn read_frame(r: &mut impl Read) -> std::io::Result<Option<(Value, Vec<u8>)>> {
+    let len = match read_len(r) {
+        Ok(len) => len,
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
         Err(e) => return Err(e),
-    }
-    let mut buf = vec![0u8; u32::from_be_bytes(len) as usize];
-    r.read_exact(&mut buf)?;
-    serde_json::from_slice(&buf)
-        .map(Some)
-        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    };
+    let buf = read_bytes(r, len & !ATTACHMENT)?;
+    let frame = serde_json::from_slice(&buf)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+    let attachment = if len & ATTACHMENT == 0 {
+        Vec::new()
+    } else {
+        let n = read_len(r)?;
+        read_bytes(r, n)?
+    };
+    Ok(Some((frame, attachment)))
 }
 
 fn read_loop(conn: std::sync::Weak<Connection>, stdout: std::process::ChildStdout) {
     let mut r = BufReader::with_capacity(1 << 16, stdout);
     let why = loop {
         match read_frame(&mut r) {
-            Ok(Some(frame)) => {
+            Ok(Some((frame, attachment))) => {
                 let Some(conn) = conn.upgrade() else { return };
                 if frame.get("re").is_some() {
-                    conn.complete(frame);
+                    conn.complete(frame, attachment);
                 } else {
                     conn.serve(frame);
                 }
@@ -603,14 +692,24 @@ mod tests {
             bytes.extend_from_slice(&u32::try_from(body.len()).unwrap().to_be_bytes());
             bytes.extend_from_slice(&body);
         }
+        let body = serde_json::to_vec(&json!({"re": 3, "ok": 1})).unwrap();
+        bytes.extend_from_slice(&(u32::try_from(body.len()).unwrap() | ATTACHMENT).to_be_bytes());
+        bytes.extend_from_slice(&body);
+        bytes.extend_from_slice(&3u32.to_be_bytes());
+        bytes.extend_from_slice(b"abc");
         let mut r = std::io::Cursor::new(bytes);
         assert_eq!(
             read_frame(&mut r).unwrap(),
-            Some(json!({"re": 1, "ok": [1, 2]}))
+            Some((json!({"re": 1, "ok": [1, 2]}), Vec::new()))
         );
         assert_eq!(
             read_frame(&mut r).unwrap(),
-            Some(json!({"id": 2, "op": "x"}))
+            Some((json!({"id": 2, "op": "x"}), Vec::new()))
+        );
+        assert_eq!(
+            read_frame(&mut r).unwrap(),
+            Some((json!({"re": 3, "ok": 1}), b"abc".to_vec())),
+            "a frame with an attachment"
         );
         assert_eq!(read_frame(&mut r).unwrap(), None, "end of input");
         let mut cut = std::io::Cursor::new(vec![0, 0, 0, 9, b'{']);

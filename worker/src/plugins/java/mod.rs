@@ -35,6 +35,7 @@ mod provider;
 mod sink;
 mod task;
 mod transform;
+mod wire;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -1,7 +1,7 @@
 //! A Java sink task as a [`SinkTask`]: the runtime's consumer, converters, transformations and
-//! error handling run here; `put` hands the batch to the Java task, as Apache's JsonConverter
-//! (schemas on) would have written each record, and `open`/`close`/`flush`/`preCommit`/`stop`
-//! are passed on in order.
+//! error handling run here; `put` hands the batch to the Java task, each record's Connect data in
+//! the binary form of [`super::wire`] (schemas once per task), and
+//! `open`/`close`/`flush`/`preCommit`/`stop` are passed on in order.
 //!
 //! What the Java task asks of its `SinkTaskContext` (offsets, timeout, pause/resume, commit
 //! requests) reaches this task's context as it happens; its `assignment()` is what `open` and
@@ -13,13 +13,12 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use connect_api::connector::{SinkOffsets, SinkTask};
 use connect_api::converter::JsonConverter;
-use connect_api::data::{Schema, Value as Data};
-use connect_api::record::{SinkRecord, TimestampType, TopicPartition};
+use connect_api::record::{SinkRecord, TopicPartition};
 use connect_api::{ConfigMap, ConnectError, Result, SinkTaskContext};
 use serde_json::{Value, json};
 
 use super::host::{Connection, Hooks, instance_id};
-use super::{JavaHost, config_json};
+use super::{JavaHost, config_json, wire};
 
 struct Running {
     conn: Arc<Connection>,
@@ -31,7 +30,12 @@ pub(super) struct JavaSinkTask {
     host: Arc<JavaHost>,
     class: &'static str,
     version: String,
+    /// Headers' envelopes.
     json: JsonConverter,
+    /// Schemaless keys and values.
+    payloads: JsonConverter,
+    /// The binary form of `put` batches, and the schemas the host has been sent.
+    encoder: wire::Encoder,
     running: Option<Running>,
 }
 
@@ -60,6 +64,8 @@ impl JavaSinkTask {
             class,
             version: version.to_owned(),
             json: JsonConverter::new(true),
+            payloads: JsonConverter::new(false),
+            encoder: wire::Encoder::default(),
             running: None,
         }
     }
@@ -81,39 +87,6 @@ impl JavaSinkTask {
             .await
             .map_err(|e| e.into_connect(&what))
     }
-
-    fn envelope(&self, schema: Option<&Schema>, value: &Data) -> Result<Value> {
-        if schema.is_none() && *value == Data::Null {
-            return Ok(Value::Null);
-        }
-        self.json.to_json_value(schema, value)
-    }
-
-    fn encode(&self, r: &SinkRecord) -> Result<Value> {
-        let mut headers = Vec::with_capacity(r.headers.len());
-        for h in &r.headers {
-            headers
-                .push(json!({"key": h.key, "value": self.envelope(h.schema.as_ref(), &h.value)?}));
-        }
-        let timestamp_type = match r.timestamp_type {
-            TimestampType::CreateTime => "CreateTime",
-            TimestampType::LogAppendTime => "LogAppendTime",
-            TimestampType::NoTimestampType => "NoTimestampType",
-        };
-        Ok(json!({
-            "topic": r.topic,
-            "partition": r.kafka_partition,
-            "offset": r.kafka_offset,
-            "key": self.envelope(r.key_schema.as_ref(), &r.key)?,
-            "value": self.envelope(r.value_schema.as_ref(), &r.value)?,
-            "headers": headers,
-            "timestamp": r.timestamp,
-            "timestampType": timestamp_type,
-            "originalTopic": r.original_topic,
-            "originalPartition": r.original_kafka_partition,
-            "originalOffset": r.original_kafka_offset,
-        }))
-    }
 }
 
 #[async_trait]
@@ -130,6 +103,8 @@ impl SinkTask for JavaSinkTask {
             .await
             .map_err(|e| e.into_connect(&what))?;
         let instance = instance_id("sink-task");
+        // A new instance in the host knows no schema yet.
+        self.encoder = wire::Encoder::default();
         let batch = Arc::new(Mutex::new(Vec::new()));
         let reporter = ctx.errant_record_reporter().is_some();
         conn.set_hooks(
@@ -169,17 +144,25 @@ impl SinkTask for JavaSinkTask {
     }
 
     async fn put(&mut self, records: Vec<SinkRecord>) -> Result<()> {
-        let encoded = records
-            .iter()
-            .map(|r| self.encode(r))
-            .collect::<Result<Vec<_>>>()
-            .map_err(|e| ConnectError::fatal(format!("{}: {e}", self.what("put"))))?;
-        if let Some(running) = &self.running {
-            *running.batch.lock().unwrap_or_else(|e| e.into_inner()) = records;
-        }
-        let result = self
-            .call("sink.put", "put", json!({"records": encoded}))
-            .await;
+        let what = self.what("put");
+        let (schemas, encoded) = self
+            .encoder
+            .sink_records(&self.json, &self.payloads, &records)
+            .map_err(|e| ConnectError::fatal(format!("{what}: {e}")))?;
+        let count = records.len();
+        let Some(running) = &self.running else {
+            return Err(ConnectError::fatal(format!("{what}: not started")));
+        };
+        *running.batch.lock().unwrap_or_else(|e| e.into_inner()) = records;
+        let result = running
+            .conn
+            .call_with_attachment(
+                "sink.put",
+                json!({"instance": running.instance, "count": count, "schemas": schemas}),
+                encoded,
+            )
+            .await
+            .map_err(|e| e.into_connect(&what));
         if let Some(running) = &self.running {
             running
                 .batch

@@ -3,11 +3,11 @@
 //!
 //! # Guarantees
 //!
-//! - Records reach the runtime exactly as the Java task built them (Apache's JsonConverter
-//!   payloads and schemas, each schema once per task, read by this workspace's JsonConverter),
-//!   with their source partition and offset
-//!   as Apache's offset writer would store them; the runtime converts, transforms and produces
-//!   them, at-least-once or in transactions, as for a compiled-in task.
+//! - Records reach the runtime exactly as the Java task built them (Connect data in the host's
+//!   binary form, [`super::wire`]; schemas once per task, as Apache's JsonConverter writes
+//!   them), with their source partition and offset as Apache's offset writer would store them;
+//!   the runtime converts, transforms and produces them, at-least-once or in transactions, as
+//!   for a compiled-in task.
 //! - `commitRecord` gets the Java record object `poll` returned (the host keeps it until then),
 //!   found here by source partition and offset in the order records were polled. The
 //!   acknowledgements travel with the next `poll`, `commit` or `stop` request, which the host
@@ -29,7 +29,7 @@ use connect_api::{
 use serde_json::{Value, json};
 
 use super::host::{Connection, Hooks, instance_id};
-use super::{JavaHost, config_json, convert};
+use super::{JavaHost, config_json, convert, wire};
 
 struct Running {
     conn: Arc<Connection>,
@@ -49,6 +49,8 @@ pub(super) struct JavaSourceTask {
     json: JsonConverter,
     /// The schemas the host has named so far, by id.
     schemas: convert::Schemas,
+    /// Reads poll answers' records.
+    decoder: wire::Decoder,
     running: Option<Running>,
 }
 
@@ -60,6 +62,7 @@ impl JavaSourceTask {
             version: version.to_owned(),
             json: JsonConverter::new(true),
             schemas: convert::Schemas::new(),
+            decoder: wire::Decoder::default(),
             running: None,
         }
     }
@@ -120,7 +123,7 @@ impl SourceTask for JavaSourceTask {
         let acked = std::mem::take(&mut running.acked);
         let (conn, instance) = (Arc::clone(&running.conn), running.instance.clone());
         let cancellation = running.ctx.cancellation.clone();
-        let call = conn.call(
+        let call = conn.call_for_answer(
             "task.poll",
             json!({"instance": instance, "commitRecords": acked}),
         );
@@ -133,16 +136,17 @@ impl SourceTask for JavaSourceTask {
             }
         }
         .map_err(|e| e.into_connect(&what))?;
+        let (answer, attachment) = (answer.json, answer.attachment);
         convert::add_schemas(&mut self.schemas, &answer)
             .map_err(|e| ConnectError::fatal(format!("{what}: a schema did not convert: {e}")))?;
-        let mut records = Vec::new();
-        for r in answer["records"].as_array().into_iter().flatten() {
-            let (seq, record) =
-                convert::source_record(&self.json, &self.schemas, r).map_err(|e| {
-                    ConnectError::fatal(format!("{what}: a record did not convert: {e}"))
-                })?;
-            records.push((seq, record));
-        }
+        let count = answer["count"]
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(0);
+        let records = self
+            .decoder
+            .records(&self.json, &self.schemas, &attachment, count)
+            .map_err(|e| ConnectError::fatal(format!("{what}: a record did not convert: {e}")))?;
         let Some(running) = self.running.as_mut() else {
             return Ok(Vec::new());
         };

@@ -25,6 +25,8 @@ public class RecordingSinkTask extends SinkTask {
     private String failOn;
     private String throwIn;
     private final List<String> buffer = new ArrayList<>();
+    /** {@code format=json}: values written as Apache's JsonConverter (schemas on) writes them. */
+    private org.apache.kafka.connect.json.JsonConverter json;
 
     @Override
     public String version() {
@@ -44,6 +46,10 @@ public class RecordingSinkTask extends SinkTask {
         file = Path.of(props.get("file"));
         failOn = props.getOrDefault("fail.on", "poison");
         throwIn = props.getOrDefault("throw.in", "");
+        if ("json".equals(props.get("format"))) {
+            json = new org.apache.kafka.connect.json.JsonConverter();
+            json.configure(Map.of("schemas.enable", "true", "converter.type", "value"));
+        }
         if (throwIn.equals("start")) {
             throw new IllegalStateException("RecordingSinkTask refuses to start (throw.in=start)");
         }
@@ -88,8 +94,10 @@ public class RecordingSinkTask extends SinkTask {
             for (Header header : r.headers()) {
                 h.append(' ').append(header.key()).append('=').append(header.value());
             }
+            Object value = json == null ? r.value()
+                    : new String(json.fromConnectData(r.topic(), r.valueSchema(), r.value()), StandardCharsets.UTF_8);
             buffer.add("RECORD " + r.topic() + "-" + r.kafkaPartition() + "@" + r.kafkaOffset()
-                    + " key=" + r.key() + " value=" + r.value() + h);
+                    + " key=" + r.key() + " value=" + value + h);
         }
     }
 

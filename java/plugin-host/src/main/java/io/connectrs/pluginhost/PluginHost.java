@@ -80,6 +80,8 @@ public final class PluginHost {
         Transactions transactions;
         /** A source task's record encoder (its schema ids are this task's), made at its first poll. */
         private RecordCodec codec;
+        /** A source task's poll answers are written here (its buffer is reused). */
+        final RecordWriter writer = new RecordWriter();
 
         RecordCodec codec() {
             if (codec == null) {
@@ -163,13 +165,18 @@ public final class PluginHost {
         }
     }
 
-    private void submit(ExecutorService on, ClassLoader loader, long id, Callable<JsonNode> call) {
+    private void submit(ExecutorService on, ClassLoader loader, long id, Callable<?> call) {
         on.execute(() -> {
             Thread me = Thread.currentThread();
             ClassLoader previous = me.getContextClassLoader();
             me.setContextClassLoader(loader);
             try {
-                protocol.reply(id, call.call());
+                Object answer = call.call();
+                if (answer instanceof Protocol.Answer a) {
+                    protocol.reply(id, a.json(), a.attachment());
+                } else {
+                    protocol.reply(id, (JsonNode) answer);
+                }
             } catch (Throwable t) {
                 if (id == 0) {
                     log.error("plugin call failed", t);
@@ -422,8 +429,9 @@ public final class PluginHost {
             }
             case "sink.put" -> {
                 Instance i = instance(f);
+                byte[] records = protocol.takeAttachment();
                 submit(i.thread, i.loader, id, () -> {
-                    sinks.put((SinkTask) i.plugin, i.sink, f.get("records"));
+                    sinks.put((SinkTask) i.plugin, i.sink, f, records);
                     return NullNode.getInstance();
                 });
             }
@@ -610,17 +618,24 @@ public final class PluginHost {
         }
     }
 
-    private JsonNode poll(Instance i) throws Exception {
+    /**
+     * A poll's answer: {@code count} records in the frame's binary attachment (RecordCodec's
+     * form), the schemas they name for the first time, and the TransactionContext's requests.
+     */
+    private Protocol.Answer poll(Instance i) throws Exception {
         List<SourceRecord> records = ((SourceTask) i.plugin).poll();
         ObjectNode r = Protocol.MAPPER.createObjectNode();
-        ArrayNode out = r.putArray("records");
+        RecordWriter w = i.writer;
+        w.reset();
+        int count = records == null ? 0 : records.size();
         if (records != null) {
             for (SourceRecord rec : records) {
                 long seq = ++i.seq;
                 i.inFlight.put(seq, rec);
-                out.add(i.codec().encode(rec, seq));
+                i.codec().encode(w, rec, seq);
             }
         }
+        r.put("count", count);
         if (i.transactions != null && records != null) {
             i.transactions.drainInto(r, records, i.seq - records.size() + 1);
         }
@@ -628,7 +643,7 @@ public final class PluginHost {
         if (schemas != null) {
             r.set("schemas", schemas);
         }
-        return r;
+        return new Protocol.Answer(r, w);
     }
 
     private ConnectorContext connectorContext(String instance) {

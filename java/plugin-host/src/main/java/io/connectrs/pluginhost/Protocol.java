@@ -22,14 +22,21 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * {@code message}, {@code trace}). Both sides send requests: the worker asks the host to run
  * plugin code, the host asks the worker for what plugins read from it (source offsets).
  * A request with {@code id} 0 wants no reply.
+ *
+ * <p>A frame may carry a binary attachment (a poll answer's records): its length has the top
+ * bit set, and the JSON object is followed by a 4-byte length and that many bytes.
  */
 final class Protocol {
     static final ObjectMapper MAPPER = new ObjectMapper();
     private static final int MAX_FRAME = 256 * 1024 * 1024;
+    /** The length's top bit: a binary attachment follows the JSON. */
+    private static final int ATTACHMENT = 0x80000000;
 
     private final DataInputStream in;
     private final DataOutputStream out;
     private final AtomicLong nextId = new AtomicLong(1);
+    /** Read and taken on the reader thread only. */
+    private byte[] attachment;
     private final ConcurrentHashMap<Long, CompletableFuture<JsonNode>> pending = new ConcurrentHashMap<>();
 
     Protocol(InputStream in, OutputStream out) {
@@ -45,20 +52,54 @@ final class Protocol {
         } catch (EOFException e) {
             return null;
         }
-        if (len < 0 || len > MAX_FRAME) {
+        boolean attached = (len & ATTACHMENT) != 0;
+        len &= ~ATTACHMENT;
+        if (len > MAX_FRAME) {
             throw new IOException("frame of " + len + " bytes");
         }
         byte[] buf = new byte[len];
         in.readFully(buf);
-        return (ObjectNode) MAPPER.readTree(buf);
+        ObjectNode frame = (ObjectNode) MAPPER.readTree(buf);
+        attachment = null;
+        if (attached) {
+            int n = in.readInt();
+            if (n < 0 || n > MAX_FRAME) {
+                throw new IOException("attachment of " + n + " bytes");
+            }
+            attachment = new byte[n];
+            in.readFully(attachment);
+        }
+        return frame;
+    }
+
+    /** The binary attachment of the frame {@link #read} returned last (null if none). */
+    byte[] takeAttachment() {
+        byte[] a = attachment;
+        attachment = null;
+        return a;
+    }
+
+    /** A reply's JSON and the binary attachment after it. */
+    record Answer(JsonNode json, RecordWriter attachment) {
     }
 
     void send(ObjectNode frame) {
+        send(frame, null);
+    }
+
+    void send(ObjectNode frame, RecordWriter attachment) {
         try {
             byte[] bytes = MAPPER.writeValueAsBytes(frame);
             synchronized (out) {
-                out.writeInt(bytes.length);
-                out.write(bytes);
+                if (attachment == null) {
+                    out.writeInt(bytes.length);
+                    out.write(bytes);
+                } else {
+                    out.writeInt(bytes.length | ATTACHMENT);
+                    out.write(bytes);
+                    out.writeInt(attachment.size());
+                    attachment.writeTo(out);
+                }
                 out.flush();
             }
         } catch (IOException e) {
@@ -68,13 +109,17 @@ final class Protocol {
     }
 
     void reply(long id, JsonNode result) {
+        reply(id, result, null);
+    }
+
+    void reply(long id, JsonNode result, RecordWriter attachment) {
         if (id == 0) {
             return;
         }
         ObjectNode f = MAPPER.createObjectNode();
         f.put("re", id);
         f.set("ok", result);
-        send(f);
+        send(f, attachment);
     }
 
     void replyError(long id, Throwable t) {

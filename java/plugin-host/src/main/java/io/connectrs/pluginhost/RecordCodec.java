@@ -9,23 +9,20 @@ import java.util.Map;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.fasterxml.jackson.databind.util.RawValue;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.header.Header;
 import org.apache.kafka.connect.json.JsonConverter;
 import org.apache.kafka.connect.source.SourceRecord;
 
 /**
- * Source records as the worker reads them: key and value as the payload Apache's
- * {@link JsonConverter} writes and their schemas as its {@code asJsonSchema} writes them, each
- * schema once with an id the records then name; each header as the JsonConverter with
- * {@code schemas.enable=true} writes it (so Connect schemas and values cross losslessly; the
- * worker's JsonConverter reads Apache's exact output), source
- * partition and offset as the worker's offsets topic holds them (schemaless JsonConverter, as
- * Apache's offset writer), plus topic, Kafka partition and timestamp.
+ * Source records as the worker reads them: key and value as Connect data in
+ * {@link RecordWriter}'s binary form, their schemas as Apache's {@link JsonConverter}'s
+ * {@code asJsonSchema} writes them, each schema once with an id the records then name; each
+ * header as the JsonConverter with {@code schemas.enable=true} writes it; source partition and
+ * offset as the worker's offsets topic holds them (schemaless JsonConverter, as Apache's offset
+ * writer), plus topic, Kafka partition and timestamp. Layout: {@link #encode}.
  */
 final class RecordCodec {
-    private final JsonConverter keys = new JsonConverter();
     private final JsonConverter values = new JsonConverter();
     private final JsonConverter headers = new JsonConverter();
     private final JsonConverter offsets = new JsonConverter();
@@ -33,15 +30,18 @@ final class RecordCodec {
     private final JsonConverter keyPayloads = new JsonConverter();
     private final JsonConverter valuePayloads = new JsonConverter();
     /**
-     * Schemas by identity, to the id the worker knows them by: a schema's JSON crosses once
-     * (in a poll answer's {@code schemas}), records name it by id. Connectors reuse their
-     * Schema objects, so a batch rarely carries any.
+     * Schemas to the id the worker knows them by: a schema's JSON crosses once (in a poll
+     * answer's {@code schemas}), records name it by id. By content ({@code ConnectSchema}'s
+     * equality), so a task that builds equal schemas afresh for each record sends each once and
+     * grows neither side; found by identity first, as connectors mostly reuse their Schema
+     * objects (that cache is bounded: it forgets when it holds too many).
      */
-    private final IdentityHashMap<Schema, Long> schemaIds = new IdentityHashMap<>();
+    private final HashMap<Schema, Long> schemaIds = new HashMap<>();
+    private final IdentityHashMap<Schema, Long> byIdentity = new IdentityHashMap<>();
+    private static final int IDENTITIES_MAX = 1024;
     private ObjectNode newSchemas;
 
     RecordCodec() {
-        keys.configure(Map.of("schemas.enable", "true", "converter.type", "key"));
         values.configure(Map.of("schemas.enable", "true", "converter.type", "value"));
         headers.configure(Map.of("schemas.enable", "true", "converter.type", "header"));
         offsets.configure(Map.of("schemas.enable", "false", "converter.type", "key"));
@@ -49,12 +49,16 @@ final class RecordCodec {
         valuePayloads.configure(Map.of("schemas.enable", "false", "converter.type", "value"));
     }
 
-    private void putSchema(ObjectNode n, String field, Schema schema) {
-        if (schema == null) {
-            n.putNull(field);
-            return;
+    /** The id the worker knows {@code schema} by; a schema seen first is added to the new ones. */
+    private long schemaId(Schema schema) {
+        Long id = byIdentity.get(schema);
+        if (id != null) {
+            return id;
         }
-        Long id = schemaIds.get(schema);
+        id = schemaIds.get(schema);
+        if (byIdentity.size() >= IDENTITIES_MAX) {
+            byIdentity.clear();
+        }
         if (id == null) {
             id = (long) schemaIds.size() + 1;
             schemaIds.put(schema, id);
@@ -63,7 +67,8 @@ final class RecordCodec {
             }
             newSchemas.set(Long.toString(id), values.asJsonSchema(schema));
         }
-        n.put(field, id);
+        byIdentity.put(schema, id);
+        return id;
     }
 
     /** The schemas first named since the last call ({@code id -> JsonConverter schema}), or null. */
@@ -75,15 +80,6 @@ final class RecordCodec {
 
     private static JsonNode tree(byte[] bytes) throws Exception {
         return bytes == null ? NullNode.getInstance() : Protocol.MAPPER.readTree(bytes);
-    }
-
-    /** The converter's output as it is, embedded in the frame without parsing it again. */
-    private static void putRaw(ObjectNode n, String field, byte[] json) {
-        if (json == null) {
-            n.putNull(field);
-        } else {
-            n.putRawValue(field, new RawValue(new String(json, StandardCharsets.UTF_8)));
-        }
     }
 
     /** The last source partition written and its JSON: tasks reuse one map for many records. */
@@ -102,39 +98,65 @@ final class RecordCodec {
         return new String(offsets.fromConnectData("", null, map), StandardCharsets.UTF_8);
     }
 
-    ObjectNode encode(SourceRecord r, long seq) throws Exception {
-        ObjectNode n = Protocol.MAPPER.createObjectNode();
-        n.put("seq", seq);
-        n.put("topic", r.topic());
+    /**
+     * One record into {@code w}, in the form the worker's {@code plugins/java/wire.rs} reads:
+     * {@code seq} (8 bytes), topic (string), a flags byte (1: a Kafka partition follows, 2: a
+     * timestamp, 4: headers), key and value (each a schema id, 8 bytes, 0 for none, then
+     * the value in {@link RecordWriter}'s form; without a schema, a presence byte and the
+     * schemaless JsonConverter payload), headers (a count, then each header's key and its
+     * JsonConverter envelope), the source partition (0 null, 1 the previous record's, 2 its
+     * JSON as the offsets topic holds it) and the source offset (0 null, 2 its JSON).
+     */
+    void encode(RecordWriter w, SourceRecord r, long seq) throws Exception {
+        w.i64(seq);
+        w.str(r.topic());
+        boolean hasHeaders = !r.headers().isEmpty();
+        w.u8((r.kafkaPartition() != null ? 1 : 0) | (r.timestamp() != null ? 2 : 0) | (hasHeaders ? 4 : 0));
         if (r.kafkaPartition() != null) {
-            n.put("partition", r.kafkaPartition());
+            w.i32(r.kafkaPartition());
         }
         if (r.timestamp() != null) {
-            n.put("timestamp", r.timestamp());
+            w.i64(r.timestamp());
         }
-        putSchema(n, "keySchema", r.keySchema());
-        putRaw(n, "key", keyPayloads.fromConnectData(r.topic(), r.keySchema(), r.key()));
-        putSchema(n, "valueSchema", r.valueSchema());
-        putRaw(n, "value", valuePayloads.fromConnectData(r.topic(), r.valueSchema(), r.value()));
-        if (!r.headers().isEmpty()) {
-            var hs = n.putArray("headers");
+        data(w, keyPayloads, r.topic(), r.keySchema(), r.key());
+        data(w, valuePayloads, r.topic(), r.valueSchema(), r.value());
+        if (hasHeaders) {
+            w.i32(r.headers().size());
             for (Header h : r.headers()) {
-                ObjectNode hn = hs.addObject();
-                hn.put("key", h.key());
-                putRaw(hn, "value", headers.fromConnectHeader(r.topic(), h.key(), h.schema(), h.value()));
+                w.str(h.key());
+                byte[] json = headers.fromConnectHeader(r.topic(), h.key(), h.schema(), h.value());
+                w.bytes(json == null ? "null".getBytes(StandardCharsets.UTF_8) : json);
             }
         }
         if (r.sourcePartition() == null) {
-            n.putNull("sourcePartition");
+            w.u8(0);
+        } else if (r.sourcePartition() == lastPartition) {
+            w.u8(1);
         } else {
-            n.putRawValue("sourcePartition", new RawValue(partitionJson(r.sourcePartition())));
+            w.u8(2);
+            w.str(partitionJson(r.sourcePartition()));
         }
         if (r.sourceOffset() == null) {
-            n.putNull("sourceOffset");
+            w.u8(0);
         } else {
-            n.putRawValue("sourceOffset", new RawValue(offsetJson(r.sourceOffset())));
+            w.u8(2);
+            w.str(offsetJson(r.sourceOffset()));
         }
-        return n;
+    }
+
+    private void data(RecordWriter w, JsonConverter schemaless, String topic, Schema schema, Object value) {
+        if (schema == null) {
+            w.i64(0);
+            if (value == null) {
+                w.u8(0);
+            } else {
+                w.u8(1);
+                w.bytes(schemaless.fromConnectData(topic, null, value));
+            }
+            return;
+        }
+        w.i64(schemaId(schema));
+        w.value(schema, value);
     }
 
     JsonNode offsetTree(Map<String, ?> map) throws Exception {

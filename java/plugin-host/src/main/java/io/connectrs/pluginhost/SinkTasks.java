@@ -29,16 +29,18 @@ import org.apache.kafka.connect.sink.SinkTask;
 import org.apache.kafka.connect.sink.SinkTaskContext;
 
 /**
- * Sink tasks: records arrive as the worker's JsonConverter (schemas on) wrote them and become
- * Apache {@link SinkRecord}s; what the task asks of its {@link SinkTaskContext} (offsets, timeout,
+ * Sink tasks: records arrive as Connect data in the binary form of the worker's
+ * {@code plugins/java/wire.rs} ({@link #decode}) and become Apache {@link SinkRecord}s; what the task asks of its {@link SinkTaskContext} (offsets, timeout,
  * pause/resume, commit requests) is sent to the worker as it happens; the assignment is the one
  * the worker's open/close calls gave; errant records are reported through the worker.
  */
 final class SinkTasks {
     private final Protocol protocol;
-    private final JsonConverter keys = new JsonConverter();
     private final JsonConverter values = new JsonConverter();
     private final JsonConverter headers = new JsonConverter();
+    /** Schemaless keys and values (their payloads alone). */
+    private final JsonConverter keyPayloads = new JsonConverter();
+    private final JsonConverter valuePayloads = new JsonConverter();
 
     /** What a sink task instance keeps beside the task. */
     static final class State {
@@ -46,17 +48,16 @@ final class SinkTasks {
         /** The records of the `put` in flight, by identity, to their index in the batch. */
         volatile IdentityHashMap<SinkRecord, Integer> batch = new IdentityHashMap<>();
         volatile List<SinkRecord> batchList = List.of();
+        /** The schemas the worker has sent this task, by id. */
+        final Map<Long, org.apache.kafka.connect.data.Schema> schemas = new HashMap<>();
     }
 
     SinkTasks(Protocol protocol) {
         this.protocol = protocol;
-        keys.configure(Map.of("schemas.enable", "true", "converter.type", "key"));
         values.configure(Map.of("schemas.enable", "true", "converter.type", "value"));
         headers.configure(Map.of("schemas.enable", "true", "converter.type", "header"));
-    }
-
-    private static byte[] bytes(JsonNode n) throws Exception {
-        return n == null || n.isNull() ? null : Protocol.MAPPER.writeValueAsString(n).getBytes(StandardCharsets.UTF_8);
+        keyPayloads.configure(Map.of("schemas.enable", "false", "converter.type", "key"));
+        valuePayloads.configure(Map.of("schemas.enable", "false", "converter.type", "value"));
     }
 
     static List<TopicPartition> partitions(JsonNode list) {
@@ -75,37 +76,77 @@ final class SinkTasks {
         return a;
     }
 
-    List<SinkRecord> decode(JsonNode records) throws Exception {
-        List<SinkRecord> out = new ArrayList<>();
-        for (JsonNode r : records) {
-            String topic = r.path("topic").asText();
-            SchemaAndValue k = keys.toConnectData(topic, bytes(r.get("key")));
-            SchemaAndValue v = values.toConnectData(topic, bytes(r.get("value")));
-            ConnectHeaders hs = new ConnectHeaders();
-            JsonNode hList = r.get("headers");
-            if (hList != null) {
-                for (JsonNode h : hList) {
-                    String key = h.path("key").asText();
-                    SchemaAndValue hv = headers.toConnectHeader(topic, key, bytes(h.get("value")));
-                    hs.add(key, hv);
-                }
+    /**
+     * A {@code sink.put} request's records: {@code count} records in the frame's attachment,
+     * in the layout of the worker's {@code plugins/java/wire.rs} (key and value in
+     * {@link RecordReader}'s form by schema id; headers as JsonConverter envelopes), after
+     * adding the request's new {@code schemas} ({@code id -> JsonConverter schema}) to the task's.
+     */
+    List<SinkRecord> decode(State state, JsonNode request, byte[] attachment) throws Exception {
+        JsonNode schemas = request.get("schemas");
+        if (schemas != null) {
+            for (var it = schemas.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> e = it.next();
+                state.schemas.put(Long.parseLong(e.getKey()), values.asConnectSchema(e.getValue()));
             }
-            Long ts = r.hasNonNull("timestamp") ? r.get("timestamp").asLong() : null;
-            TimestampType tt = switch (r.path("timestampType").asText("")) {
-                case "CreateTime" -> TimestampType.CREATE_TIME;
-                case "LogAppendTime" -> TimestampType.LOG_APPEND_TIME;
+        }
+        int count = request.path("count").asInt();
+        RecordReader r = new RecordReader(attachment);
+        List<SinkRecord> out = new ArrayList<>(count);
+        for (int n = 0; n < count; n++) {
+            String topic = r.str();
+            int partition = r.i32();
+            long offset = r.i64();
+            int flags = r.u8();
+            Long ts = (flags & 1) != 0 ? r.i64() : null;
+            TimestampType tt = switch (r.u8()) {
+                case 1 -> TimestampType.CREATE_TIME;
+                case 2 -> TimestampType.LOG_APPEND_TIME;
                 default -> TimestampType.NO_TIMESTAMP_TYPE;
             };
-            out.add(new SinkRecord(topic, r.path("partition").asInt(), k.schema(), k.value(), v.schema(), v.value(),
-                    r.path("offset").asLong(), ts, tt, hs,
-                    r.path("originalTopic").asText(topic), r.path("originalPartition").asInt(r.path("partition").asInt()),
-                    r.path("originalOffset").asLong(r.path("offset").asLong())));
+            SchemaAndValue k = data(state, r, keyPayloads, topic);
+            SchemaAndValue v = data(state, r, valuePayloads, topic);
+            ConnectHeaders hs = new ConnectHeaders();
+            if ((flags & 2) != 0) {
+                int headerCount = r.count();
+                for (int h = 0; h < headerCount; h++) {
+                    String key = r.str();
+                    byte[] envelope = r.bytes();
+                    boolean none = envelope.length == 4 && new String(envelope, StandardCharsets.UTF_8).equals("null");
+                    hs.add(key, headers.toConnectHeader(topic, key, none ? null : envelope));
+                }
+            }
+            String originalTopic = topic;
+            int originalPartition = partition;
+            long originalOffset = offset;
+            if ((flags & 4) != 0) {
+                originalTopic = r.str();
+                originalPartition = r.i32();
+                originalOffset = r.i64();
+            }
+            out.add(new SinkRecord(topic, partition, k.schema(), k.value(), v.schema(), v.value(),
+                    offset, ts, tt, hs, originalTopic, originalPartition, originalOffset));
+        }
+        if (!r.atEnd()) {
+            throw new org.apache.kafka.connect.errors.DataException("bytes left after the " + count + " records of a put batch");
         }
         return out;
     }
 
-    void put(SinkTask task, State state, JsonNode records) throws Exception {
-        List<SinkRecord> batch = decode(records);
+    private static SchemaAndValue data(State state, RecordReader r, JsonConverter schemaless, String topic) {
+        long id = r.i64();
+        if (id == 0) {
+            return r.u8() == 0 ? SchemaAndValue.NULL : schemaless.toConnectData(topic, r.bytes());
+        }
+        org.apache.kafka.connect.data.Schema schema = state.schemas.get(id);
+        if (schema == null) {
+            throw new org.apache.kafka.connect.errors.DataException("a record names unknown schema " + id);
+        }
+        return new SchemaAndValue(schema, r.value(schema));
+    }
+
+    void put(SinkTask task, State state, JsonNode request, byte[] attachment) throws Exception {
+        List<SinkRecord> batch = decode(state, request, attachment);
         IdentityHashMap<SinkRecord, Integer> index = new IdentityHashMap<>();
         for (int i = 0; i < batch.size(); i++) {
             index.put(batch.get(i), i);
