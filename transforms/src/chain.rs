@@ -652,6 +652,39 @@ mod tests {
             .collect()
     }
 
+    /// KIP-891: a stage's `plugin.version` range the installed version does not meet is an
+    /// error on that key and fails the chain; one it meets (or the installed version itself,
+    /// the key's default) is accepted and not passed to the transformation.
+    #[test]
+    fn a_stage_plugin_version_the_installed_one_misses_is_refused() {
+        let config = |range: &str| {
+            props(&[
+                ("transforms", "r"),
+                ("transforms.r.type", "RegexRouter"),
+                ("transforms.r.regex", "a"),
+                ("transforms.r.replacement", "b"),
+                ("transforms.r.plugin.version", range),
+            ])
+        };
+        let def = enrich(ConfigDef::new(), &config("[99.0,)"));
+        let key = def.key("transforms.r.plugin.version").unwrap();
+        assert_eq!(
+            key.default,
+            connect_api::config::DefaultValue::Value(TypedValue::String(crate::VERSION.to_owned()))
+        );
+        let errs = errors(&def, &config("[99.0,)"));
+        assert!(
+            errs.iter().any(|(k, e)| k == "transforms.r.plugin.version"
+                && e.iter()
+                    .any(|m| m.contains("does not match the required version range"))),
+            "{errs:?}"
+        );
+        assert!(TransformChain::from_config(&config("[99.0,)")).is_err());
+        let ok = format!("[{},)", crate::VERSION);
+        assert!(errors(&def, &config(&ok)).is_empty());
+        assert!(TransformChain::from_config(&config(&ok)).is_ok());
+    }
+
     /// A batch through the chain ends as each record does through it alone: dropped by a
     /// predicate-guarded Filter, renamed by a RegexRouter, failed by ExtractField on a value
     /// that is no struct (the failing stage's class named), kept.
