@@ -22,6 +22,7 @@ pub mod converter;
 pub mod data;
 pub mod error;
 pub mod file_access;
+pub mod java_order;
 pub mod kafka_clients;
 pub mod plugin;
 pub mod record;

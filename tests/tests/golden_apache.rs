@@ -175,6 +175,52 @@ async fn connector_plugins_list_apache_class_names() {
     let mut sorted = classes.clone();
     sorted.sort();
     assert_eq!(classes, sorted);
+
+    // With connectorsOnly=false, Apache 4.4 lists after the connectors the transformations,
+    // predicates, converters and header converters, each kind by class; SimpleHeaderConverter
+    // is a header converter only.
+    let all = w
+        .get("/connector-plugins?connectorsOnly=false")
+        .await
+        .unwrap();
+    let all = all.as_array().unwrap();
+    let mut kinds: Vec<&str> = Vec::new();
+    for p in all {
+        let t = p["type"].as_str().unwrap();
+        if kinds.last() != Some(&t) {
+            kinds.push(t);
+        }
+    }
+    let kinds: Vec<&str> = kinds
+        .into_iter()
+        .filter(|k| *k != "source" && *k != "sink")
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "transformation",
+            "predicate",
+            "converter",
+            "header_converter"
+        ],
+        "{all:?}"
+    );
+    for kind in kinds {
+        let of_kind: Vec<&str> = all
+            .iter()
+            .filter(|p| p["type"] == kind)
+            .map(|p| p["class"].as_str().unwrap())
+            .collect();
+        let mut sorted = of_kind.clone();
+        sorted.sort_unstable();
+        assert_eq!(of_kind, sorted, "{kind}s by class");
+    }
+    let simple = "org.apache.kafka.connect.storage.SimpleHeaderConverter";
+    assert!(
+        !all.iter()
+            .any(|p| p["class"] == simple && p["type"] == "converter"),
+        "{all:?}"
+    );
 }
 
 /// The worker-defined definitions of a list of config infos (or of `ConfigKeyInfo`s), by name.

@@ -5,7 +5,8 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use connect_api::config::validators::lambda;
+use connect_api::config::plugin_version::{mismatch, version_requirement};
+use connect_api::config::validators::{ParsedValues, Recommender, lambda};
 use connect_api::config::{
     ConfigDef, ConfigKey, ConfigMap, ConfigType as T, Importance, TypedValue, Width,
     originals_with_prefix, parse_type,
@@ -19,10 +20,10 @@ use crate::{Plugin, Predicate, Record, Transformation};
 pub const TRANSFORMS_CONFIG: &str = "transforms";
 pub const PREDICATES_CONFIG: &str = "predicates";
 pub const TYPE_CONFIG: &str = "type";
+/// KIP-891: a transformation's or predicate's version requirement (`transforms.<alias>.plugin.version`).
+pub const PLUGIN_VERSION_CONFIG: &str = "plugin.version";
 pub const PREDICATE_CONFIG: &str = "predicate";
 pub const NEGATE_CONFIG: &str = "negate";
-/// KIP-891: the version (range) of a transformation or predicate.
-pub const PLUGIN_VERSION_CONFIG: &str = "plugin.version";
 
 /// A transform that failed on a record: the class that failed (for the dead-letter queue's
 /// `__connect.errors.class.name`) and the error.
@@ -81,6 +82,20 @@ fn instantiate(class: &str, key: &str, kind: PluginType) -> Result<(Found, Plugi
     Ok((found, plugin))
 }
 
+/// KIP-891: a `plugin.version` requirement the installed class does not meet fails the stage
+/// (a config stored by another worker; validation refuses it before), as Apache's plugin
+/// loader fails it.
+fn check_version(found: &Found, requirement: Option<String>) -> Result<()> {
+    let Some(range) = version_requirement(requirement.as_deref()).map_err(ConnectError::config)?
+    else {
+        return Ok(());
+    };
+    match mismatch(found.class(), &found.version(), &range) {
+        Some(message) => Err(ConnectError::config(message)),
+        None => Ok(()),
+    }
+}
+
 fn kind_name(kind: PluginType) -> &'static str {
     if kind == PluginType::Predicate {
         "Predicate"
@@ -109,7 +124,7 @@ impl TransformChain {
             let predicate_alias = own.remove(PREDICATE_CONFIG);
             let negate = own.remove(NEGATE_CONFIG);
             own.remove(TYPE_CONFIG);
-            check_version(&found, own.remove(PLUGIN_VERSION_CONFIG), &prefix)?;
+            check_version(&found, own.remove(PLUGIN_VERSION_CONFIG))?;
             transform.configure(&own)?;
             let predicate = match predicate_alias {
                 None => None,
@@ -126,7 +141,7 @@ impl TransformChain {
                     };
                     let mut pown = originals_with_prefix(props, &pprefix);
                     pown.remove(TYPE_CONFIG);
-                    check_version(&pfound, pown.remove(PLUGIN_VERSION_CONFIG), &pprefix)?;
+                    check_version(&pfound, pown.remove(PLUGIN_VERSION_CONFIG))?;
                     predicate.configure(&pown)?;
                     let negate = negate.is_some_and(|n| n.trim().eq_ignore_ascii_case("true"));
                     Some((predicate, negate))
@@ -377,7 +392,7 @@ pub fn enrich(base: ConfigDef, props: &ConfigMap) -> ConfigDef {
                 .get(&type_key)
                 .and_then(|c| lookup(c, Some(kind)))
                 .filter(|f| f.plugin_type() == kind);
-            let plugin = found.as_ref().map(|f| f.config_def());
+            let plugin = found.as_ref().map(Found::config_def);
             let def_error = match &plugin {
                 Some(Err(e)) => Some(e.to_string()),
                 _ => None,
@@ -412,15 +427,54 @@ pub fn enrich(base: ConfigDef, props: &ConfigMap) -> ConfigDef {
                     format!("Class for the '{alias}' {kind_lower}."),
                 )
                 .validator(validator)
-                .recommender(Arc::new(ClassRecommender { kind }))
+                .recommender(Arc::new(ClassesOf(kind)))
                 .group(group.clone(), 0)
                 .width(Width::Long)
                 .display_name(format!("{} type for {alias}", kind_name(kind))),
             );
-            let (Some(found), Some(Ok(plugin_def))) = (found, plugin) else {
+            // KIP-891: the class's version (Connect 4.4 defines it after the type): the installed
+            // one by default and recommended; a requirement it does not meet is an error here.
+            let version_key = format!("{prefix}{PLUGIN_VERSION_CONFIG}");
+            let installed = found.as_ref().map(Found::version);
+            let (class, have) = (
+                found.as_ref().map(|f| f.class().to_owned()),
+                installed.clone(),
+            );
+            let mut version = ConfigKey::new(
+                &version_key,
+                T::String,
+                Importance::High,
+                format!("Version of the '{alias}' {kind_lower}."),
+            )
+            .validator(lambda(
+                "a version range the installed plugin meets",
+                move |_, v| {
+                    let wanted = version_requirement(v.and_then(TypedValue::as_str))
+                        .map_err(ConnectError::config)?;
+                    match (wanted, &class, &have) {
+                        (Some(range), Some(class), Some(have)) => {
+                            match mismatch(class, have, &range) {
+                                Some(message) => Err(ConnectError::config(message)),
+                                None => Ok(()),
+                            }
+                        }
+                        _ => Ok(()),
+                    }
+                },
+            ))
+            .group(group.clone(), 1)
+            .width(Width::Long)
+            .display_name(format!("{} version for {alias}", kind_name(kind)));
+            version = match installed {
+                Some(v) => version
+                    .default_value(TypedValue::String(v.clone()))
+                    .recommender(Arc::new(InstalledVersion(v))),
+                None => version.default_null(),
+            };
+            def = def.define(version);
+            let Some(Ok(plugin_def)) = plugin else {
                 continue;
             };
-            def = def.define(version_key(&prefix, &alias, &group, kind, found.class()));
             let mut own = ConfigDef::new();
             if kind == PluginType::Transformation {
                 let defined = predicate_aliases.clone();
@@ -456,104 +510,16 @@ pub fn enrich(base: ConfigDef, props: &ConfigMap) -> ConfigDef {
     def
 }
 
-/// A stage's `plugin.version` (KIP-891) against the one version installed: a range it does not
-/// meet fails the chain, as Apache's plugin loader fails the task.
-fn check_version(found: &Found, spec: Option<String>, prefix: &str) -> Result<()> {
-    let key = format!("{prefix}{PLUGIN_VERSION_CONFIG}");
-    let range = connect_api::config::plugin_version::version_requirement(spec.as_deref())
-        .map_err(|e| ConnectError::invalid_value(&key, spec.as_deref().unwrap_or_default(), &e))?;
-    let version = version_of(found.class(), found.plugin_type());
-    match range
-        .and_then(|r| connect_api::config::plugin_version::mismatch(found.class(), &version, &r))
-    {
-        Some(message) => Err(ConnectError::config(message)),
-        None => Ok(()),
-    }
-}
-
-/// The version of a transformation or predicate class, as listed (`undefined` without one).
-fn version_of(class: &str, kind: PluginType) -> String {
-    crate::registry::plugin_infos()
-        .into_iter()
-        .find(|p| p.class == class && p.plugin_type == kind)
-        .and_then(|p| p.version)
-        .unwrap_or_else(|| "undefined".to_owned())
-}
-
-/// KIP-891's `<prefix>plugin.version` of a transformation or predicate, as Apache 4.4's
-/// `ConnectorConfig.enrich` defines it (second in its group): the installed version is its
-/// default and only recommended value, and a range that version does not meet is an error.
-fn version_key(prefix: &str, alias: &str, group: &str, kind: PluginType, class: &str) -> ConfigKey {
-    let version = version_of(class, kind);
-    let kind_lower = kind_name(kind).to_ascii_lowercase();
-    let (installed, c) = (version.clone(), class.to_owned());
-    let validator = lambda(
-        "a version range the installed version meets",
-        move |name, v| {
-            let spec = v.and_then(TypedValue::as_str);
-            let range = connect_api::config::plugin_version::version_requirement(spec)
-                .map_err(|e| ConnectError::invalid_value(name, spec.unwrap_or_default(), &e))?;
-            match range
-                .and_then(|r| connect_api::config::plugin_version::mismatch(&c, &installed, &r))
-            {
-                Some(message) => Err(ConnectError::config(message)),
-                None => Ok(()),
-            }
-        },
-    );
-    let recommended = version.clone();
-    ConfigKey::new(
-        format!("{prefix}{PLUGIN_VERSION_CONFIG}"),
-        T::String,
-        Importance::High,
-        format!("Version of the '{alias}' {kind_lower}."),
-    )
-    .default_value(version)
-    .validator(validator)
-    .recommender(Arc::new(FixedRecommender(recommended)))
-    .group(group.to_owned(), 1)
-    .width(Width::Long)
-    .display_name(format!("{} version for {alias}", kind_name(kind)))
-}
-
-/// Recommends one value.
+/// Recommends every class of one kind (transformations or predicates), built-in and provided,
+/// sorted: Apache's `TransformationPluginRecommender` and `PredicatePluginRecommender`.
 #[derive(Debug)]
-struct FixedRecommender(String);
+struct ClassesOf(PluginType);
 
-impl connect_api::config::validators::Recommender for FixedRecommender {
-    fn valid_values(
-        &self,
-        _name: &str,
-        _parsed: &connect_api::config::validators::ParsedValues,
-    ) -> Vec<TypedValue> {
-        vec![TypedValue::String(self.0.clone())]
-    }
-
-    fn visible(
-        &self,
-        _name: &str,
-        _parsed: &connect_api::config::validators::ParsedValues,
-    ) -> bool {
-        true
-    }
-}
-
-/// Apache's `TransformationRecommender` / `PredicateRecommender`: every class of the kind, the
-/// built-in ones and those of the installed provider (the Java ones of `plugin.path`), sorted.
-#[derive(Debug)]
-struct ClassRecommender {
-    kind: PluginType,
-}
-
-impl connect_api::config::validators::Recommender for ClassRecommender {
-    fn valid_values(
-        &self,
-        _name: &str,
-        _parsed: &connect_api::config::validators::ParsedValues,
-    ) -> Vec<TypedValue> {
+impl Recommender for ClassesOf {
+    fn valid_values(&self, _name: &str, _parsed: &ParsedValues) -> Vec<TypedValue> {
         let mut classes: Vec<String> = crate::registry::plugin_infos()
             .into_iter()
-            .filter(|p| p.plugin_type == self.kind)
+            .filter(|p| p.plugin_type == self.0)
             .map(|p| p.class)
             .collect();
         classes.sort_unstable();
@@ -561,11 +527,21 @@ impl connect_api::config::validators::Recommender for ClassRecommender {
         classes.into_iter().map(TypedValue::Class).collect()
     }
 
-    fn visible(
-        &self,
-        _name: &str,
-        _parsed: &connect_api::config::validators::ParsedValues,
-    ) -> bool {
+    fn visible(&self, _name: &str, _parsed: &ParsedValues) -> bool {
+        true
+    }
+}
+
+/// The one installed version of a class, recommended for its `plugin.version` key.
+#[derive(Debug)]
+struct InstalledVersion(String);
+
+impl Recommender for InstalledVersion {
+    fn valid_values(&self, _name: &str, _parsed: &ParsedValues) -> Vec<TypedValue> {
+        vec![TypedValue::String(self.0.clone())]
+    }
+
+    fn visible(&self, _name: &str, _parsed: &ParsedValues) -> bool {
         true
     }
 }
@@ -579,15 +555,23 @@ fn embed(
     start: i32,
     child: &ConfigDef,
 ) -> ConfigDef {
-    // Java embeds `child.sortedConfigs()`: keys without a group first, then by the group's
-    // place in the child's groups, by order in group, keys without a default first, by
-    // importance, by name (the built-in transforms' keys have no group or order of their own;
-    // a Java plugin's may).
-    let groups = child.groups();
+    // Java embeds `child.sortedConfigs()`: keys without a group first, then by their group's
+    // place (the order groups were first defined in), then by their own `order_in_group`, then
+    // keys without a default, then by importance, then by name. (The built-in transforms' keys
+    // have no group or order; a Java plugin's may: Debezium's keys have an order, so the
+    // `negate` and `predicate` keys, which have none, come before them.)
+    let mut groups: Vec<&str> = Vec::new();
+    for k in child.keys() {
+        if let Some(g) = k.group.as_deref()
+            && !groups.contains(&g)
+        {
+            groups.push(g);
+        }
+    }
     let group_rank = |k: &ConfigKey| {
         k.group
-            .as_ref()
-            .map(|g| groups.iter().position(|x| x == g).unwrap_or(usize::MAX))
+            .as_deref()
+            .map(|g| groups.iter().position(|x| *x == g).unwrap_or(usize::MAX))
     };
     let mut keys: Vec<&ConfigKey> = child.keys().iter().collect();
     keys.sort_by(|a, b| {
@@ -650,39 +634,6 @@ mod tests {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect()
-    }
-
-    /// KIP-891: a stage's `plugin.version` range the installed version does not meet is an
-    /// error on that key and fails the chain; one it meets (or the installed version itself,
-    /// the key's default) is accepted and not passed to the transformation.
-    #[test]
-    fn a_stage_plugin_version_the_installed_one_misses_is_refused() {
-        let config = |range: &str| {
-            props(&[
-                ("transforms", "r"),
-                ("transforms.r.type", "RegexRouter"),
-                ("transforms.r.regex", "a"),
-                ("transforms.r.replacement", "b"),
-                ("transforms.r.plugin.version", range),
-            ])
-        };
-        let def = enrich(ConfigDef::new(), &config("[99.0,)"));
-        let key = def.key("transforms.r.plugin.version").unwrap();
-        assert_eq!(
-            key.default,
-            connect_api::config::DefaultValue::Value(TypedValue::String(crate::VERSION.to_owned()))
-        );
-        let errs = errors(&def, &config("[99.0,)"));
-        assert!(
-            errs.iter().any(|(k, e)| k == "transforms.r.plugin.version"
-                && e.iter()
-                    .any(|m| m.contains("does not match the required version range"))),
-            "{errs:?}"
-        );
-        assert!(TransformChain::from_config(&config("[99.0,)")).is_err());
-        let ok = format!("[{},)", crate::VERSION);
-        assert!(errors(&def, &config(&ok)).is_empty());
-        assert!(TransformChain::from_config(&config(&ok)).is_ok());
     }
 
     /// A batch through the chain ends as each record does through it alone: dropped by a
@@ -857,8 +808,8 @@ mod tests {
                 ("predicates.p.type".to_owned(), vec![format!("Invalid value {T}RegexRouter for configuration predicates.p.type: Not a Predicate")]),
             ]
         );
-        // Keys and groups as Apache shows them: type first, then the embedded keys sorted
-        // (required first, then importance, then name).
+        // Keys and groups as Apache 4.4 shows them: type first, KIP-891's version, then the
+        // embedded keys sorted (required first, then importance, then name).
         let b: Vec<(&str, &str, i32)> = def
             .keys()
             .iter()
@@ -885,6 +836,30 @@ mod tests {
         assert_eq!(
             def.key("transforms.b.type").unwrap().display_name,
             "Transformation type for b"
+        );
+        let version = def.key("transforms.b.plugin.version").unwrap();
+        assert_eq!(
+            version.default,
+            connect_api::config::DefaultValue::Value(TypedValue::String(crate::VERSION.into()))
+        );
+        // A version requirement the installed class does not meet is an error on its key.
+        let too_new = props(&[
+            ("transforms", "b"),
+            ("transforms.b.type", "RegexRouter"),
+            ("transforms.b.regex", "x"),
+            ("transforms.b.replacement", "y"),
+            ("transforms.b.plugin.version", "[9.0,)"),
+        ]);
+        let errors_of_too_new = errors(&enrich(ConfigDef::new(), &too_new), &too_new);
+        assert_eq!(errors_of_too_new.len(), 1, "{errors_of_too_new:?}");
+        assert_eq!(errors_of_too_new[0].0, "transforms.b.plugin.version");
+        assert!(
+            errors_of_too_new[0].1[0].contains("does not match the required version range"),
+            "{errors_of_too_new:?}"
+        );
+        assert!(
+            TransformChain::from_config(&too_new).is_err(),
+            "nor does it run"
         );
         let ok = props(&[
             ("transforms", "b"),

@@ -293,6 +293,22 @@ impl Found {
         }
     }
 
+    /// The installed version (the built-in ones': [`VERSION`]; a provided class's as its
+    /// provider lists it).
+    pub fn version(&self) -> String {
+        match self {
+            Self::Builtin(_) => VERSION.to_owned(),
+            Self::Provided {
+                class, provider, ..
+            } => provider
+                .plugin_infos()
+                .into_iter()
+                .find(|p| p.class == *class)
+                .and_then(|p| p.version)
+                .unwrap_or_else(|| VERSION.to_owned()),
+        }
+    }
+
     pub fn config_def(&self) -> Result<ConfigDef> {
         match self {
             Self::Builtin(d) => Ok((d.config_def)()),

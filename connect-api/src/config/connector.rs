@@ -76,19 +76,20 @@ pub const DLQ_TOPIC_REPLICATION_FACTOR_DEFAULT: i16 = 3;
 fn converter_class_validator(header: bool) -> std::sync::Arc<dyn super::Validator> {
     null_or(lambda("a converter class", move |name, value| {
         let class = value.and_then(TypedValue::as_str).unwrap_or_default();
-        let known = if header {
-            converter::header_converter_for_class(class).is_ok()
+        let found = if header {
+            converter::header_converter_for_class(class).map(drop)
         } else {
-            converter::converter_for_class(class).is_ok()
+            converter::converter_for_class(class).map(drop)
         };
-        if known {
-            Ok(())
-        } else {
-            Err(ConnectError::invalid_value(
+        match found {
+            Ok(()) => Ok(()),
+            // A class of the wrong kind: Apache's error as it is.
+            Err(e) if e.message().starts_with("Class class ") => Err(e),
+            Err(_) => Err(ConnectError::invalid_value(
                 name,
                 class,
                 &format!("Class {class} could not be found."),
-            ))
+            )),
         }
     }))
 }

@@ -220,15 +220,40 @@ fn provided(
     (fallback || class == name.trim()).then_some((p, class))
 }
 
+/// Whether `name` is a built-in header converter that is no `Converter` (Apache's
+/// `SimpleHeaderConverter` implements `HeaderConverter` only).
+fn header_only(name: &str) -> bool {
+    matches!(
+        builtin(&simple_name(name).to_ascii_lowercase()),
+        Some(Builtin::Simple(_))
+    )
+}
+
+/// Apache's error for a header-only converter named as a key or value converter.
+fn not_a_converter(name: &str) -> ConnectError {
+    let class = if name.contains('.') {
+        name.trim()
+    } else {
+        SIMPLE_HEADER_CONVERTER_CLASS
+    };
+    ConnectError::config(format!(
+        "Class class {class} does not implement the Converter interface"
+    ))
+}
+
 /// A fresh, unconfigured converter for a class name (`org.apache.kafka.connect.json.JsonConverter`),
 /// its simple name (`JsonConverter`) or a short alias (`json`, `string`, `bytes`).
-/// `SimpleHeaderConverter` is also a `Converter` in Java and is accepted here too. Apache's
+/// `SimpleHeaderConverter` is a header converter only, as in Java: named here it is Apache's
+/// error (`Class class ... does not implement the Converter interface`). Apache's
 /// class names (and the installed [`ConverterPlugin`]s') are the built-in converters; another
 /// full class name an installed [`ConverterProvider`] has is its converter; then the built-in
 /// simple names and aliases; then the provider's simple names.
 pub fn converter_for_class(name: &str) -> Result<Box<dyn Converter>> {
     if let Some(c) = provided(name, false, false).and_then(|(p, class)| p.converter(&class)) {
         return Ok(c);
+    }
+    if header_only(name) {
+        return Err(not_a_converter(name));
     }
     builtin(&simple_name(name).to_ascii_lowercase())
         .map(Builtin::converter)
@@ -257,7 +282,7 @@ pub fn provided_plugin_infos() -> Vec<crate::plugin::PluginInfo> {
 }
 
 /// Every built-in converter class: each implements both `Converter` and `HeaderConverter`, as
-/// Apache's do.
+/// Apache's do, but `SimpleHeaderConverter`, a `HeaderConverter` only.
 pub const BUILTIN_CONVERTER_CLASSES: &[&str] = &[
     JSON_CONVERTER_CLASS,
     STRING_CONVERTER_CLASS,
@@ -273,11 +298,13 @@ pub const BUILTIN_CONVERTER_CLASSES: &[&str] = &[
 
 /// The class names and plugin types (`converter`, `header_converter`) listed by
 /// `GET /connector-plugins?connectorsOnly=false`: every built-in class under both types, as
-/// Apache lists a class implementing both interfaces, sorted by class then type.
+/// Apache lists a class implementing both interfaces (`SimpleHeaderConverter` a header
+/// converter only), sorted by class then type.
 pub fn builtin_converter_classes() -> Vec<(&'static str, &'static str)> {
     let mut all: Vec<_> = BUILTIN_CONVERTER_CLASSES
         .iter()
         .flat_map(|c| [(*c, "converter"), (*c, "header_converter")])
+        .filter(|(c, kind)| *kind == "header_converter" || !header_only(c))
         .chain(plugins().iter().map(|p| (p.class, "converter")))
         .collect();
     all.sort_unstable();
@@ -399,7 +426,19 @@ mod tests {
             assert!(converter_for_class(class).is_ok(), "{class}");
             assert!(header_converter_for_class(class).is_ok(), "{class}");
         }
-        assert_eq!(listed.len(), 2 * BUILTIN_CONVERTER_CLASSES.len());
+        // SimpleHeaderConverter is a header converter only (Apache: "does not implement the
+        // Converter interface" when named as a key or value converter).
+        assert_eq!(listed.len(), 2 * BUILTIN_CONVERTER_CLASSES.len() - 1);
+        assert!(listed.contains(&(SIMPLE_HEADER_CONVERTER_CLASS, "header_converter")));
+        assert!(!listed.contains(&(SIMPLE_HEADER_CONVERTER_CLASS, "converter")));
+        assert_eq!(
+            converter_for_class(SIMPLE_HEADER_CONVERTER_CLASS)
+                .err()
+                .map(|e| e.message().to_owned()),
+            Some(format!(
+                "Class class {SIMPLE_HEADER_CONVERTER_CLASS} does not implement the Converter interface"
+            ))
+        );
         let mut sorted = listed.clone();
         sorted.sort_unstable();
         assert_eq!(listed, sorted);

@@ -83,7 +83,8 @@ pub fn connector_converter_infos(
 }
 
 /// Apache's `prefixedConfigInfos`: `def` validates the converter's settings `sub` (the
-/// keys under `prefix`, prefix removed), every key of `def` listed under its prefixed name.
+/// keys under `prefix`, prefix removed), every key of `def` listed under its prefixed name, in
+/// the order Java's `ConfigDef.validate` gives them (a `HashMap`'s), groups as they first appear.
 fn prefixed_infos(
     connector_class: &str,
     def: &ConfigDef,
@@ -92,20 +93,17 @@ fn prefixed_infos(
 ) -> ConfigInfos {
     let mut groups: Vec<String> = Vec::new();
     let mut error_count = 0;
-    // Apache's `ConfigDef.validate` answers from a `HashMap` of the key names: its order is
-    // that map's iteration order, and the groups are listed as its keys bring them.
-    let mut values = def.validate(sub);
-    let names: serde_json::Map<String, serde_json::Value> = values
+    // Java's `ConfigDef.validate` returns the values of a `HashMap` filled in definition order.
+    let mut values: Vec<Option<connect_api::ConfigValue>> =
+        def.validate(sub).into_iter().map(Some).collect();
+    let names: Vec<String> = values
         .iter()
-        .map(|v| (v.name.clone(), serde_json::Value::Null))
+        .map(|v| v.as_ref().map(|v| v.name.clone()).unwrap_or_default())
         .collect();
-    let order: Vec<String> = crate::storage::offsets::java_hash_map_order(&names)
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let configs = connect_api::java_order::java_hash_map_order(&names, None)
         .into_iter()
-        .map(|(k, _)| k)
-        .collect();
-    values.sort_by_key(|v| order.iter().position(|n| *n == v.name));
-    let configs = values
-        .into_iter()
+        .filter_map(|i| values[i].take())
         .map(|value| {
             let key = def.key(&value.name);
             let definition = key.map(|k| {
@@ -176,8 +174,8 @@ mod tests {
             value.errors,
             vec!["Invalid value {\"type\": \"nope\"} for configuration schema.content: Unknown schema type: nope".to_owned()]
         );
-        // Every key of the converter is listed, prefixed, in the order of Apache 4.4's answer
-        // (tests/golden/apache-4.4/validate-schema-content.json: a Java HashMap's).
+        // Every key of the converter is listed, prefixed, in the order Apache 4.4 lists them
+        // (its `HashMap`'s: tests/golden/apache-4.4/validate-schema-content.json).
         let names: Vec<&str> = v
             .configs
             .iter()
@@ -196,8 +194,7 @@ mod tests {
         );
         assert_eq!(
             v.configs[1].value.as_ref().unwrap().value.as_deref(),
-            Some("value"),
-            "converter.type"
+            Some("value")
         );
         assert_eq!(
             v.groups,

@@ -44,20 +44,32 @@ async fn list_connector_plugins(
     let h = s.herder()?;
     let mut plugins = h.registry().connector_plugins();
     if !params.connectors_only {
+        let mut others = Vec::new();
         for (class, kind) in connect_api::converter::builtin_converter_classes() {
             let plugin_type = match kind {
                 "header_converter" => PluginType::HeaderConverter,
                 _ => PluginType::Converter,
             };
-            plugins.push(PluginInfo {
+            others.push(PluginInfo {
                 class: class.to_owned(),
                 plugin_type,
                 version: Some(crate::version::CONNECT_API_VERSION.to_owned()),
             });
         }
         // The Java converters and header converters of plugin.path, with their versions.
-        plugins.extend(connect_api::converter::provided_plugin_infos());
-        plugins.extend(connect_transforms::plugin_infos());
+        others.extend(connect_api::converter::provided_plugin_infos());
+        others.extend(connect_transforms::plugin_infos());
+        // After the connectors, as Apache lists them: transformations, predicates, converters,
+        // header converters, each by class.
+        let rank = |t: PluginType| match t {
+            PluginType::Transformation => 0,
+            PluginType::Predicate => 1,
+            PluginType::Converter => 2,
+            _ => 3,
+        };
+        others
+            .sort_by(|a, b| (rank(a.plugin_type), &a.class).cmp(&(rank(b.plugin_type), &b.class)));
+        plugins.extend(others);
     }
     Ok(Json(plugins))
 }

@@ -105,30 +105,12 @@ pub fn validate_format(map: &Map<String, Value>) -> Result<(), StorageError> {
 /// the given order (default capacity 16, load factor 0.75; keys that share a bucket keep
 /// insertion order). A Java connector building partitions that way writes keys in this order.
 pub fn java_hash_map_order(map: &Map<String, Value>) -> Map<String, Value> {
-    let mut capacity = 16usize;
-    while map.len() as f64 > capacity as f64 * 0.75 {
-        capacity *= 2;
-    }
-    let mut buckets: BTreeMap<usize, Vec<(&String, &Value)>> = BTreeMap::new();
-    for (k, v) in map {
-        let h = java_string_hash(k);
-        let spread = (h ^ (h >> 16)) as usize;
-        buckets
-            .entry(spread & (capacity - 1))
-            .or_default()
-            .push((k, v));
-    }
-    buckets
-        .into_values()
-        .flatten()
-        .map(|(k, v)| (k.clone(), v.clone()))
+    let entries: Vec<(&String, &Value)> = map.iter().collect();
+    let keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
+    connect_api::java_order::java_hash_map_order(&keys, None)
+        .into_iter()
+        .map(|i| (entries[i].0.clone(), entries[i].1.clone()))
         .collect()
-}
-
-/// Java `String.hashCode` over UTF-16 code units, as an unsigned 32-bit pattern.
-fn java_string_hash(s: &str) -> u32 {
-    s.encode_utf16()
-        .fold(0u32, |h, c| h.wrapping_mul(31).wrapping_add(u32::from(c)))
 }
 
 /// Records to write offsets `entries` of `connector` (for a task's transactional producer).

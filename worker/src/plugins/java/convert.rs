@@ -1,7 +1,7 @@
-//! What the host sends, as this workspace's types: Java `ConfigDef` keys, `ConfigValue`s and
-//! the schemas a task's records name by id (sent once per task, as Apache's JsonConverter writes
-//! schemas); the records themselves are read by [`super::wire`]. And the records Java
-//! converters, transformations and predicates get and return, as JsonConverter envelopes.
+//! What crosses to and from the host as JSON, as this workspace's types: Java `ConfigDef` keys,
+//! `ConfigValue`s, the schemas a task's records name by id (sent once per task, as Apache's
+//! JsonConverter writes schemas; the records themselves are read by [`super::wire`]), and the
+//! JsonConverter envelopes records cross in to Java converters, transformations and predicates.
 
 use connect_api::config::{ConfigType, DefaultValue, Importance, TypedValue, Width, parse_type};
 use connect_api::converter::{JsonConverter, as_connect_schema};
