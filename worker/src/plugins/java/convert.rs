@@ -6,7 +6,6 @@
 use connect_api::config::{ConfigType, DefaultValue, Importance, TypedValue, Width, parse_type};
 use connect_api::converter::{JsonConverter, as_connect_schema};
 use connect_api::data::{Schema, Value as Data};
-use connect_api::record::Headers;
 use connect_api::{ConfigDef, ConfigKey, ConfigValue, ConnectError};
 use serde_json::Value;
 
@@ -169,82 +168,10 @@ pub(super) fn from_envelope(
     schema_and_value(json, node)
 }
 
-/// A record for the host's transformations and predicates: topic, Kafka partition,
-/// timestamp, key, value and headers as envelopes, and a sink record's offset.
-pub(super) fn record_json(
-    json: &JsonConverter,
-    r: &connect_transforms::Record,
-) -> Result<Value, ConnectError> {
-    let mut headers = Vec::with_capacity(r.headers.len());
-    for h in r.headers.iter() {
-        headers.push(serde_json::json!({
-            "key": h.key,
-            "value": envelope(json, h.schema.as_ref(), &h.value)?,
-        }));
-    }
-    Ok(serde_json::json!({
-        "topic": r.topic,
-        "partition": r.kafka_partition,
-        "timestamp": r.timestamp,
-        "offset": r.kafka_offset,
-        "key": envelope(json, r.key_schema.as_ref(), &r.key)?,
-        "value": envelope(json, r.value_schema.as_ref(), &r.value)?,
-        "headers": headers,
-    }))
-}
-
-/// A record the host's transformation returned, written over `r` (a sink record keeps its
-/// offset, which a transformation cannot change).
-pub(super) fn read_record(
-    json: &JsonConverter,
-    node: &Value,
-    r: &mut connect_transforms::Record,
-) -> Result<(), ConnectError> {
-    let (key_schema, key) = schema_and_value(json, &node["key"])?;
-    let (value_schema, value) = schema_and_value(json, &node["value"])?;
-    let mut headers = Headers::new();
-    for h in node["headers"].as_array().into_iter().flatten() {
-        let (schema, value) = schema_and_value(json, &h["value"])?;
-        headers.add(h["key"].as_str().unwrap_or_default(), schema, value);
-    }
-    r.topic = node["topic"].as_str().unwrap_or_default().to_owned();
-    r.kafka_partition = node["partition"]
-        .as_i64()
-        .and_then(|p| i32::try_from(p).ok());
-    r.timestamp = node["timestamp"].as_i64();
-    r.key_schema = key_schema;
-    r.key = key;
-    r.value_schema = value_schema;
-    r.value = value;
-    r.headers = headers;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn records_cross_to_transformations_as_envelopes_and_back() {
-        let json = data_converter();
-        let schema = connect_api::data::SchemaBuilder::struct_()
-            .field("a", Schema::optional_string())
-            .build();
-        let mut value = connect_api::Struct::new(schema.clone());
-        value.put("a", Data::Null).unwrap();
-        let mut record =
-            connect_transforms::Record::new("t", Some(schema.clone()), Data::Struct(value));
-        record.kafka_offset = Some(9);
-        record.headers.add_string("h", "v");
-        let wire = record_json(&json, &record).unwrap();
-        assert_eq!(wire["offset"], json!(9));
-        assert_eq!(wire["key"], Value::Null, "no key, no schema: null");
-        let mut back = connect_transforms::Record::new("x", None, Data::Null);
-        back.kafka_offset = Some(9);
-        read_record(&json, &wire, &mut back).unwrap();
-        assert_eq!(back, record);
-    }
 
     #[test]
     fn java_config_keys_become_config_def_keys() {

@@ -316,6 +316,18 @@ impl Connection {
             .map(|a| a.json)
     }
 
+    /// [`Self::call_blocking`] with a binary attachment after the request, answered with the
+    /// reply's own attachment (a batch of records each way).
+    pub(crate) fn call_blocking_with(
+        &self,
+        op: &str,
+        body: Value,
+        attachment: &[u8],
+    ) -> AnswerReply {
+        let rx = self.request_with(op, body, Some(attachment))?;
+        wait_blocking(rx).unwrap_or_else(|| Err(self.died_error()))
+    }
+
     /// Calls `op` from synchronous code (the connector API's sync methods).
     pub fn call_blocking(&self, op: &str, body: Value) -> Reply {
         let rx = self.request(op, body)?;

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use connect_api::{ConfigDef, ConfigMap, PluginType};
 use serde_json::{Value, json};
 
-use super::host::{Connection, HostError, instance_id};
+use super::host::{Answer, Connection, HostError, instance_id};
 use super::{JavaHost, config_json};
 
 pub(super) struct PluginInstance {
@@ -90,6 +90,48 @@ impl PluginInstance {
                 conn.call_blocking(op, body)
             }
             other => other,
+        }
+    }
+}
+
+impl PluginInstance {
+    /// [`Self::call`] for a batch of records in the binary form: `build` makes the request and
+    /// its attachment for the instance name it is given, so a caller keeping per-instance state
+    /// (the schemas sent) starts it again when a new JVM got a new instance. An error of `build`
+    /// is returned as it is (outer `Err`); the call's own as a [`HostError`].
+    pub(super) fn call_batch(
+        &self,
+        op: &str,
+        build: &mut dyn FnMut(&str) -> connect_api::Result<(Value, Vec<u8>)>,
+    ) -> connect_api::Result<Result<Answer, HostError>> {
+        let (conn, id) = self
+            .current
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let (mut body, attachment) = build(&id)?;
+        body["instance"] = json!(id);
+        match conn.call_blocking_with(op, body, &attachment) {
+            Err(HostError::Died(why)) => {
+                tracing::warn!(class = %self.class, kind = %self.kind, reason = %why,
+                    "the Java plugin host of a {} is gone; configuring it again in a new one", self.kind);
+                let (conn, id) = match Self::configure(
+                    &self.host,
+                    &self.class,
+                    self.kind,
+                    &self.config,
+                    self.is_key,
+                ) {
+                    Ok(c) => c,
+                    Err(e) => return Ok(Err(e)),
+                };
+                *self.current.lock().unwrap_or_else(|e| e.into_inner()) =
+                    (Arc::clone(&conn), id.clone());
+                let (mut body, attachment) = build(&id)?;
+                body["instance"] = json!(id);
+                Ok(conn.call_blocking_with(op, body, &attachment))
+            }
+            other => Ok(other),
         }
     }
 }

@@ -2,9 +2,9 @@
 //! [`Transformation`] and [`Predicate`] (made by the provider, `provider`).
 //!
 //! ```text
-//!  TransformChain (runtime) ── stage.apply(record) ──> JavaTransformation
-//!     record as envelopes (convert::record_json) ── "transform.apply" ──> host: Transformation.apply
-//!     <── the record it returned (null: dropped) ──────────────────────
+//!  TransformChain (runtime) ── stage.apply_batch(records) ──> JavaTransformation
+//!     records in the binary form (wire.rs, schemas once) ── "transform.apply" ──> host:
+//!     Transformation.apply on each <── the records it returned (dropped, or its exception)
 //! ```
 //!
 //! # Guarantees
@@ -22,7 +22,7 @@
 //! task's polls): one round trip to the JVM per batch and Java stage (and predicate). Where it
 //! applies records one by one (a sink task's records), one round trip per record.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use connect_api::converter::JsonConverter;
 use connect_api::{ConfigDef, ConfigMap, ConnectError, PluginType, Result};
@@ -30,9 +30,9 @@ use connect_transforms::{Predicate, Record, Transformation};
 use serde_json::json;
 
 use super::JavaHost;
-use super::convert;
 use super::host::HostError;
 use super::instance::{PluginInstance, config_def_or_log};
+use super::{convert, wire};
 
 /// A Java exception of one record's result (`class`, `message`, `trace`).
 fn java_error(e: &serde_json::Value) -> HostError {
@@ -59,6 +59,42 @@ fn copy(e: &ConnectError) -> ConnectError {
     }
 }
 
+/// The schemas of one instance's batches, both ways (the host keeps its side per instance: a
+/// new instance, after a new JVM, starts both again).
+#[derive(Default)]
+struct WireState {
+    /// The host instance the state is for.
+    instance: String,
+    sent: wire::Encoder,
+    received: convert::Schemas,
+}
+
+impl WireState {
+    /// A batch's request for `instance`: `count`, the schemas named for the first time, and
+    /// the records' bytes.
+    fn request(
+        &mut self,
+        instance: &str,
+        envelopes: &JsonConverter,
+        payloads: &JsonConverter,
+        records: &[&Record],
+    ) -> Result<(serde_json::Value, Vec<u8>)> {
+        if self.instance != instance {
+            *self = Self {
+                instance: instance.to_owned(),
+                ..Self::default()
+            };
+        }
+        let (schemas, bytes) = self.sent.stage_records(envelopes, payloads, records)?;
+        Ok((json!({"count": records.len(), "schemas": schemas}), bytes))
+    }
+}
+
+/// The JsonConverter of schemaless keys and values crossing to the host (payloads alone).
+fn payload_converter() -> JsonConverter {
+    JsonConverter::new(false)
+}
+
 fn not_configured(kind: &str, class: &str) -> ConnectError {
     ConnectError::fatal(format!("Java {kind} {class} used before configure"))
 }
@@ -67,6 +103,8 @@ pub(super) struct JavaTransformation {
     host: Arc<JavaHost>,
     class: String,
     json: JsonConverter,
+    payloads: JsonConverter,
+    wire: Mutex<WireState>,
     instance: Option<PluginInstance>,
 }
 
@@ -76,6 +114,8 @@ impl JavaTransformation {
             host: Arc::clone(host),
             class: class.to_owned(),
             json: convert::data_converter(),
+            payloads: payload_converter(),
+            wire: Mutex::new(WireState::default()),
             instance: None,
         }
     }
@@ -103,17 +143,17 @@ impl Transformation for JavaTransformation {
 
     fn apply_batch(&self, records: &mut [&mut Record]) -> Vec<Result<bool>> {
         let what = format!("apply of Java transformation {}", self.class);
+        let mut wire = self.wire.lock().unwrap_or_else(|e| e.into_inner());
         let answer = (|| {
             let instance = self
                 .instance
                 .as_ref()
                 .ok_or_else(|| not_configured("transformation", &self.class))?;
-            let wire = records
-                .iter()
-                .map(|r| convert::record_json(&self.json, r))
-                .collect::<Result<Vec<_>>>()?;
+            let view: Vec<&Record> = records.iter().map(|r| &**r).collect();
             instance
-                .call("transform.apply", json!({"records": wire}))
+                .call_batch("transform.apply", &mut |id| {
+                    wire.request(id, &self.json, &self.payloads, &view)
+                })?
                 .map_err(|e| e.into_record_error(&what))
         })();
         let answer = match answer {
@@ -121,31 +161,46 @@ impl Transformation for JavaTransformation {
             // The call itself failed: every record with it.
             Err(e) => return records.iter().map(|_| Err(copy(&e))).collect(),
         };
-        records
+        if let Err(e) = convert::add_schemas(&mut wire.received, &answer.json) {
+            let e = ConnectError::fatal(format!("{what}: a result schema did not convert: {e}"));
+            return records.iter().map(|_| Err(copy(&e))).collect();
+        }
+        let results = answer.json["results"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let mut returned = wire::StageResults::new(&answer.attachment);
+        let out: Vec<Result<bool>> = records
             .iter_mut()
             .enumerate()
-            .map(|(i, record)| {
-                let out = &answer[i];
-                if let Some(e) = out.get("error") {
-                    return Err(java_error(e).into_record_error(&what));
-                }
-                match out.get("record") {
-                    None => Err(ConnectError::fatal(format!(
-                        "{what}: the host answered no result for record {i} of {}",
-                        answer.as_array().map_or(0, Vec::len)
-                    ))),
-                    Some(r) if r.is_null() => Ok(false),
-                    Some(r) => convert::read_record(&self.json, r, record)
+            .map(
+                |(i, record)| match results.get(i).and_then(serde_json::Value::as_u64) {
+                    Some(0) => Ok(false),
+                    Some(1) => returned
+                        .next_into(&self.json, &wire.received, record)
                         .map(|()| true)
                         .map_err(|e| {
-                            ConnectError::data(format!(
+                            ConnectError::fatal(format!(
                                 "the record Java transformation {} returned did not convert: {e}",
                                 self.class
                             ))
                         }),
-                }
-            })
-            .collect()
+                    Some(2) => {
+                        Err(java_error(&answer.json["errors"][i.to_string()])
+                            .into_record_error(&what))
+                    }
+                    _ => Err(ConnectError::fatal(format!(
+                        "{what}: the host answered no result for record {i} of {}",
+                        results.len()
+                    ))),
+                },
+            )
+            .collect();
+        if out.iter().all(Result::is_ok) && !returned.at_end() {
+            let e = ConnectError::fatal(format!("{what}: bytes left after its results"));
+            return records.iter().map(|_| Err(copy(&e))).collect();
+        }
+        out
     }
 
     fn prefers_batches(&self) -> bool {
@@ -161,6 +216,8 @@ pub(super) struct JavaPredicate {
     host: Arc<JavaHost>,
     class: String,
     json: JsonConverter,
+    payloads: JsonConverter,
+    wire: Mutex<WireState>,
     instance: Option<PluginInstance>,
 }
 
@@ -170,6 +227,8 @@ impl JavaPredicate {
             host: Arc::clone(host),
             class: class.to_owned(),
             json: convert::data_converter(),
+            payloads: payload_converter(),
+            wire: Mutex::new(WireState::default()),
             instance: None,
         }
     }
@@ -201,36 +260,31 @@ impl Predicate for JavaPredicate {
 
     fn try_test_batch(&self, records: &[&Record]) -> Vec<Result<bool>> {
         let what = format!("test of Java predicate {}", self.class);
+        let mut wire = self.wire.lock().unwrap_or_else(|e| e.into_inner());
         let answer = (|| {
             let instance = self
                 .instance
                 .as_ref()
                 .ok_or_else(|| not_configured("predicate", &self.class))?;
-            let wire = records
-                .iter()
-                .map(|r| convert::record_json(&self.json, r))
-                .collect::<Result<Vec<_>>>()?;
             instance
-                .call("predicate.test", json!({"records": wire}))
+                .call_batch("predicate.test", &mut |id| {
+                    wire.request(id, &self.json, &self.payloads, records)
+                })?
                 .map_err(|e| e.into_record_error(&what))
         })();
         let answer = match answer {
-            Ok(a) => a,
+            Ok(a) => a.json,
             Err(e) => return records.iter().map(|_| Err(copy(&e))).collect(),
         };
         (0..records.len())
-            .map(|i| {
-                let out = &answer[i];
-                if let Some(e) = out.get("error") {
-                    return Err(java_error(e).into_record_error(&what));
+            .map(|i| match answer["results"].get(i) {
+                Some(serde_json::Value::Bool(b)) => Ok(*b),
+                Some(serde_json::Value::Null) => {
+                    Err(java_error(&answer["errors"][i.to_string()]).into_record_error(&what))
                 }
-                out.get("ok")
-                    .and_then(serde_json::Value::as_bool)
-                    .ok_or_else(|| {
-                        ConnectError::fatal(format!(
-                            "{what}: the host answered {out} for record {i}"
-                        ))
-                    })
+                other => Err(ConnectError::fatal(format!(
+                    "{what}: the host answered {other:?} for record {i}"
+                ))),
             })
             .collect()
     }

@@ -28,6 +28,15 @@
 //! original    = topic:str partition:i32 offset:i64 (KIP-793, when they differ)
 //! ```
 //!
+//! A batch for a Java transformation or predicate (`transform.apply`, `predicate.test`) and a
+//! transformation's results use one more record form, schemas once per instance and direction:
+//!
+//! ```text
+//! stage_record = topic:str flags:u8 [partition:i32] [timestamp:i64] [offset:i64]
+//!                key:data value:data [headers]
+//! flags        = 1: partition, 2: timestamp, 4: headers, 8: offset (a sink record's) follow
+//! ```
+//!
 //! Big-endian throughout. Logical types arrive as Connect stores them (Decimal: unscaled
 //! two's complement bytes; Date, Time: INT32; Timestamp: INT64), which is how this
 //! workspace's data holds them.
@@ -43,6 +52,7 @@ use connect_api::converter::as_json_schema;
 use connect_api::data::{Schema, SchemaType, Struct, Value as Data};
 use connect_api::record::{Headers, SinkRecord, TimestampType};
 use connect_api::{ConnectError, SourcePartition, SourceRecord};
+use connect_transforms::Record;
 
 use super::convert::Schemas;
 
@@ -172,6 +182,23 @@ impl<'a> Reader<'a> {
         Ok((Some(schema), value))
     }
 
+    /// `count` headers as JsonConverter envelopes (`null`: no schema, no value).
+    fn headers(&mut self, json: &JsonConverter) -> Result<Headers, ConnectError> {
+        let mut headers = Headers::new();
+        for _ in 0..self.count()? {
+            let name = self.str()?.to_owned();
+            let envelope: serde_json::Value = serde_json::from_slice(self.bytes()?)
+                .map_err(|e| ConnectError::data(format!("header {name}: {e}")))?;
+            if envelope.is_null() {
+                headers.add(&name, None, Data::Null);
+            } else {
+                let sv = json.from_json_value(&envelope)?;
+                headers.add(&name, sv.schema, sv.value);
+            }
+        }
+        Ok(headers)
+    }
+
     fn json_map(
         &mut self,
         what: &str,
@@ -212,23 +239,11 @@ impl Decoder {
             let timestamp = if flags & 2 != 0 { Some(r.i64()?) } else { None };
             let (key_schema, key) = r.data(json, schemas)?;
             let (value_schema, value) = r.data(json, schemas)?;
-            let mut headers = Headers::new();
-            if flags & 4 != 0 {
-                for _ in 0..r.count()? {
-                    let name = r.str()?.to_owned();
-                    let envelope: serde_json::Value = serde_json::from_slice(r.bytes()?)
-                        .map_err(|e| ConnectError::data(format!("header {name}: {e}")))?;
-                    let sv = if envelope.is_null() {
-                        None
-                    } else {
-                        Some(json.from_json_value(&envelope)?)
-                    };
-                    match sv {
-                        Some(sv) => headers.add(&name, sv.schema, sv.value),
-                        None => headers.add(&name, None, Data::Null),
-                    };
-                }
-            }
+            let headers = if flags & 4 != 0 {
+                r.headers(json)?
+            } else {
+                Headers::new()
+            };
             let source_partition = match r.u8()? {
                 0 => SourcePartition::new(),
                 1 => self.last_partition.clone(),
@@ -350,6 +365,29 @@ impl Writer {
     }
 }
 
+impl Writer {
+    /// Headers as JsonConverter envelopes (`null` for no schema and no value).
+    fn headers(
+        &mut self,
+        envelopes: &JsonConverter,
+        headers: &Headers,
+    ) -> Result<(), ConnectError> {
+        self.len(headers.len())?;
+        for h in headers {
+            self.bytes(h.key.as_bytes())?;
+            let envelope = if h.schema.is_none() && h.value.is_null() {
+                serde_json::Value::Null
+            } else {
+                envelopes.to_json_value(h.schema.as_ref(), &h.value)?
+            };
+            self.bytes(
+                &serde_json::to_vec(&envelope).map_err(|e| ConnectError::data(e.to_string()))?,
+            )?;
+        }
+        Ok(())
+    }
+}
+
 /// What a sink task's records carry from one `put` to the next: the schemas the host knows.
 #[derive(Default)]
 pub(super) struct Encoder {
@@ -401,6 +439,47 @@ impl Encoder {
         w.value(schema, value)
     }
 
+    /// A batch for a Java transformation or predicate (`stage_record`s): the schemas named for
+    /// the first time and the records' bytes.
+    pub(super) fn stage_records(
+        &mut self,
+        envelopes: &JsonConverter,
+        payloads: &JsonConverter,
+        records: &[&Record],
+    ) -> Result<(serde_json::Map<String, serde_json::Value>, Vec<u8>), ConnectError> {
+        let mut new = serde_json::Map::new();
+        let mut w = Writer::default();
+        for r in records {
+            w.bytes(r.topic.as_bytes())?;
+            let flags = u8::from(r.kafka_partition.is_some())
+                | (u8::from(r.timestamp.is_some()) << 1)
+                | (u8::from(!r.headers.is_empty()) << 2)
+                | (u8::from(r.kafka_offset.is_some()) << 3);
+            w.u8(flags);
+            if let Some(p) = r.kafka_partition {
+                w.i32(p);
+            }
+            if let Some(ts) = r.timestamp {
+                w.i64(ts);
+            }
+            if let Some(o) = r.kafka_offset {
+                w.i64(o);
+            }
+            self.data(&mut w, payloads, r.key_schema.as_ref(), &r.key, &mut new)?;
+            self.data(
+                &mut w,
+                payloads,
+                r.value_schema.as_ref(),
+                &r.value,
+                &mut new,
+            )?;
+            if !r.headers.is_empty() {
+                w.headers(envelopes, &r.headers)?;
+            }
+        }
+        Ok((new, w.0))
+    }
+
     /// A `put` batch: the schemas named for the first time (`id -> JsonConverter schema`) and
     /// the records' bytes. `envelopes` writes headers (JsonConverter with schemas), `payloads`
     /// schemaless keys and values (JsonConverter without).
@@ -440,19 +519,7 @@ impl Encoder {
                 &mut new,
             )?;
             if !r.headers.is_empty() {
-                w.len(r.headers.len())?;
-                for h in &r.headers {
-                    w.bytes(h.key.as_bytes())?;
-                    let envelope = if h.schema.is_none() && h.value.is_null() {
-                        serde_json::Value::Null
-                    } else {
-                        envelopes.to_json_value(h.schema.as_ref(), &h.value)?
-                    };
-                    w.bytes(
-                        &serde_json::to_vec(&envelope)
-                            .map_err(|e| ConnectError::data(e.to_string()))?,
-                    )?;
-                }
+                w.headers(envelopes, &r.headers)?;
             }
             if original {
                 w.bytes(r.original_topic.as_bytes())?;
@@ -461,6 +528,56 @@ impl Encoder {
             }
         }
         Ok((new, w.0))
+    }
+}
+
+/// Reads a transformation's results: the records it returned, in `stage_record` form without
+/// offsets, written over the records they came from; `schemas` are the result schemas the host
+/// has named so far.
+pub(super) struct StageResults<'a> {
+    r: Reader<'a>,
+}
+
+impl<'a> StageResults<'a> {
+    pub(super) fn new(attachment: &'a [u8]) -> Self {
+        Self {
+            r: Reader { buf: attachment },
+        }
+    }
+
+    /// The next returned record, over `record` (which keeps its Kafka offset).
+    pub(super) fn next_into(
+        &mut self,
+        json: &JsonConverter,
+        schemas: &Schemas,
+        record: &mut Record,
+    ) -> Result<(), ConnectError> {
+        let r = &mut self.r;
+        let topic = r.str()?.to_owned();
+        let flags = r.u8()?;
+        let partition = if flags & 1 != 0 { Some(r.i32()?) } else { None };
+        let timestamp = if flags & 2 != 0 { Some(r.i64()?) } else { None };
+        let (key_schema, key) = r.data(json, schemas)?;
+        let (value_schema, value) = r.data(json, schemas)?;
+        let headers = if flags & 4 != 0 {
+            r.headers(json)?
+        } else {
+            Headers::new()
+        };
+        record.topic = topic;
+        record.kafka_partition = partition;
+        record.timestamp = timestamp;
+        record.key_schema = key_schema;
+        record.key = key;
+        record.value_schema = value_schema;
+        record.value = value;
+        record.headers = headers;
+        Ok(())
+    }
+
+    /// Whether every returned record was read.
+    pub(super) fn at_end(&self) -> bool {
+        self.r.buf.is_empty()
     }
 }
 
@@ -632,5 +749,46 @@ mod tests {
         // A value that does not fit its schema is an error, not bytes the host misreads.
         record.value = Data::Int32(1);
         assert!(encoder.sink_records(&json, &payloads, &[record]).is_err());
+    }
+
+    /// A stage batch's record, read back as a transformation's result: equal, nulls kept
+    /// (an optional field's null stays null), headers included; its schema sent once.
+    #[test]
+    fn stage_records_cross_and_come_back_equal() {
+        let envelopes = super::super::convert::data_converter();
+        let payloads = JsonConverter::new(false);
+        let schema = SchemaBuilder::struct_()
+            .field("a", Schema::optional_string())
+            .field("b", Schema::int32())
+            .build();
+        let value = Data::Struct(Struct::from_checked_values(
+            schema.clone(),
+            vec![Data::Null, Data::Int32(4)],
+        ));
+        let mut record = Record::new("t", Some(schema), value);
+        record.kafka_partition = Some(2);
+        record.timestamp = Some(7);
+        record.headers.add_string("h", "v");
+        let mut encoder = Encoder::default();
+        let (new, bytes) = encoder
+            .stage_records(&envelopes, &payloads, &[&record])
+            .unwrap();
+        assert_eq!(new.len(), 1);
+        let mut schemas = Schemas::new();
+        for (id, s) in &new {
+            schemas.insert(id.parse().unwrap(), as_connect_schema(s).unwrap());
+        }
+        let mut back = Record::new("x", None, Data::Null);
+        let mut results = StageResults::new(&bytes);
+        results.next_into(&envelopes, &schemas, &mut back).unwrap();
+        assert!(results.at_end());
+        assert_eq!(back, record);
+        let (again, _) = encoder
+            .stage_records(&envelopes, &payloads, &[&record])
+            .unwrap();
+        assert!(
+            again.is_empty(),
+            "the schema is named by id the second time"
+        );
     }
 }

@@ -477,10 +477,16 @@ public final class PluginHost {
                 recordPlugins.close(f.path("instance").asText());
                 return NullNode.getInstance();
             });
-            case "transform.apply" -> submit(shared, loaderOf(f), id,
-                    () -> recordPlugins.apply(f.path("instance").asText(), f.path("records")));
-            case "predicate.test" -> submit(shared, loaderOf(f), id,
-                    () -> recordPlugins.test(f.path("instance").asText(), f.path("records")));
+            case "transform.apply" -> {
+                byte[] records = protocol.takeAttachment();
+                submit(shared, loaderOf(f), id,
+                        () -> recordPlugins.applyBatch(f.path("instance").asText(), f, records));
+            }
+            case "predicate.test" -> {
+                byte[] records = protocol.takeAttachment();
+                submit(shared, loaderOf(f), id,
+                        () -> recordPlugins.testBatch(f.path("instance").asText(), f, records));
+            }
             case "converter.fromConnect" -> submit(shared, loaderOf(f), id,
                     () -> recordPlugins.fromConnect(f.path("instance").asText(), f));
             case "converter.toConnect" -> submit(shared, loaderOf(f), id,

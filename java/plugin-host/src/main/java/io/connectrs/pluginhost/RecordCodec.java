@@ -144,7 +144,8 @@ final class RecordCodec {
         }
     }
 
-    private void data(RecordWriter w, JsonConverter schemaless, String topic, Schema schema, Object value) {
+    /** A key or value: its schema id (0 for none) and the value (see {@link #encode}). */
+    void data(RecordWriter w, JsonConverter schemaless, String topic, Schema schema, Object value) {
         if (schema == null) {
             w.i64(0);
             if (value == null) {

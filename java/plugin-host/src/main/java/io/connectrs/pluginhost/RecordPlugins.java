@@ -1,7 +1,10 @@
 package io.connectrs.pluginhost;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -14,6 +17,7 @@ import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.connect.connector.ConnectRecord;
 import org.apache.kafka.connect.data.SchemaAndValue;
+import org.apache.kafka.connect.errors.DataException;
 import org.apache.kafka.connect.header.ConnectHeaders;
 import org.apache.kafka.connect.header.Header;
 import org.apache.kafka.connect.json.JsonConverter;
@@ -29,12 +33,13 @@ import org.apache.kafka.connect.transforms.predicates.Predicate;
  * run on the worker's records: the worker keeps its transformation chain and converters and
  * calls these for the stages and conversions a connector config names with their classes.
  *
- * <p>Records cross as Connect data: key, value and each header as the envelope
- * ({@code schema} and {@code payload}) Apache's {@link JsonConverter} writes with
- * {@code schemas.enable=true} and {@code replace.null.with.default=false} (so a null field
- * stays null), plus topic, Kafka partition, timestamp and, for a sink record, its offset (the
- * record a transformation gets is then a {@link SinkRecord}, else a {@link SourceRecord}).
- * Converters get and return bytes as base64.
+ * <p>Records cross as Connect data: to transformations and predicates in batches, key and
+ * value in the binary form of {@link RecordWriter} (schemas once per instance and direction, as
+ * Apache's {@link JsonConverter} writes schemas; a null field stays null), each header as the
+ * JsonConverter envelope ({@code schemas.enable=true}, {@code replace.null.with.default=false}),
+ * plus topic, Kafka partition, timestamp and, for a sink record, its offset (the record a
+ * transformation gets is then a {@link SinkRecord}, else a {@link SourceRecord}). Converters
+ * get Connect data as that envelope and bytes as base64.
  *
  * <p>Each instance is configured once ({@code plugin.new}) and closed when the worker drops it
  * ({@code plugin.close}); its calls are serialized (Apache calls a task's plugins from the
@@ -43,10 +48,27 @@ import org.apache.kafka.connect.transforms.predicates.Predicate;
 final class RecordPlugins {
     private final Map<String, PluginScanner.Other> classes = new ConcurrentHashMap<>();
     private final Map<String, Object> instances = new ConcurrentHashMap<>();
+    /** Per transformation or predicate instance: the schemas of its records both ways. */
+    private final Map<String, Wire> wires = new ConcurrentHashMap<>();
+    /** Schemaless keys and values (payloads alone). */
+    private final JsonConverter payloads = new JsonConverter();
+
+    /**
+     * The schemas an instance's batches name by id: those the worker sent ({@code in}) and those
+     * of the records it returned ({@code out}, sent to the worker once each), and the buffer its
+     * answers are written to.
+     */
+    private static final class Wire {
+        final Map<Long, org.apache.kafka.connect.data.Schema> in = new HashMap<>();
+        final RecordCodec out = new RecordCodec();
+        final RecordWriter writer = new RecordWriter();
+    }
     private final JsonConverter data = new JsonConverter();
 
     RecordPlugins() {
         data.configure(Map.of("schemas.enable", "true", "converter.type", "value",
+                "replace.null.with.default", "false"));
+        payloads.configure(Map.of("schemas.enable", "false", "converter.type", "value",
                 "replace.null.with.default", "false"));
     }
 
@@ -106,6 +128,7 @@ final class RecordPlugins {
     }
 
     void close(String id) throws Exception {
+        wires.remove(id);
         Object p = instances.remove(id);
         if (p instanceof AutoCloseable c) {
             synchronized (p) {
@@ -130,89 +153,6 @@ final class RecordPlugins {
         } else {
             n.putRawValue(field, new RawValue(new String(bytes, StandardCharsets.UTF_8)));
         }
-    }
-
-    private ConnectRecord<?> decode(JsonNode r) throws Exception {
-        String topic = r.path("topic").asText();
-        SchemaAndValue k = connect(topic, r.get("key"));
-        SchemaAndValue v = connect(topic, r.get("value"));
-        ConnectHeaders hs = new ConnectHeaders();
-        for (JsonNode h : r.path("headers")) {
-            hs.add(h.path("key").asText(), connect(topic, h.get("value")));
-        }
-        Long ts = r.hasNonNull("timestamp") ? r.get("timestamp").asLong() : null;
-        Integer partition = r.hasNonNull("partition") ? r.get("partition").asInt() : null;
-        if (r.hasNonNull("offset")) {
-            return new SinkRecord(topic, partition == null ? 0 : partition, k.schema(), k.value(), v.schema(), v.value(),
-                    r.get("offset").asLong(), ts, ts == null ? TimestampType.NO_TIMESTAMP_TYPE : TimestampType.CREATE_TIME, hs);
-        }
-        return new SourceRecord(null, null, topic, partition, k.schema(), k.value(), v.schema(), v.value(), ts, hs);
-    }
-
-    private ObjectNode encode(ConnectRecord<?> r) {
-        ObjectNode n = Protocol.MAPPER.createObjectNode();
-        n.put("topic", r.topic());
-        if (r.kafkaPartition() != null) {
-            n.put("partition", r.kafkaPartition());
-        }
-        if (r.timestamp() != null) {
-            n.put("timestamp", r.timestamp());
-        }
-        putEnvelope(n, "key", r.topic(), r.keySchema(), r.key());
-        putEnvelope(n, "value", r.topic(), r.valueSchema(), r.value());
-        ArrayNode hs = n.putArray("headers");
-        for (Header h : r.headers()) {
-            ObjectNode hn = hs.addObject();
-            hn.put("key", h.key());
-            putEnvelope(hn, "value", r.topic(), h.schema(), h.value());
-        }
-        return n;
-    }
-
-    /**
-     * {@code Transformation.apply} on each record, in order: {@code {"record": ...}} with the
-     * record it returned, {@code {"record": null}} for one it dropped, {@code {"error": ...}} for
-     * one it threw on (the later records are still applied: the worker decides what an error
-     * means, as for one record).
-     */
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    JsonNode apply(String id, JsonNode records) throws Exception {
-        Transformation t = (Transformation) instance(id);
-        ArrayNode out = Protocol.MAPPER.createArrayNode();
-        synchronized (t) {
-            for (JsonNode r : records) {
-                ObjectNode n = out.addObject();
-                try {
-                    ConnectRecord<?> result = (ConnectRecord<?>) t.apply(decode(r));
-                    if (result == null) {
-                        n.putNull("record");
-                    } else {
-                        n.set("record", encode(result));
-                    }
-                } catch (Exception e) {
-                    n.set("error", Protocol.errorNode(e));
-                }
-            }
-        }
-        return out;
-    }
-
-    /** {@code Predicate.test} on each record, in order: {@code {"ok": bool}} or {@code {"error": ...}}. */
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    JsonNode test(String id, JsonNode records) throws Exception {
-        Predicate p = (Predicate) instance(id);
-        ArrayNode out = Protocol.MAPPER.createArrayNode();
-        synchronized (p) {
-            for (JsonNode r : records) {
-                ObjectNode n = out.addObject();
-                try {
-                    n.put("ok", p.test(decode(r)));
-                } catch (Exception e) {
-                    n.set("error", Protocol.errorNode(e));
-                }
-            }
-        }
-        return out;
     }
 
     /** {@code fromConnectData} (or {@code fromConnectHeader} with a header key): base64 bytes or null. */
@@ -247,5 +187,157 @@ final class RecordPlugins {
             putEnvelope(n, "data", topic, sv.schema(), sv.value());
         }
         return n;
+    }
+
+    /**
+     * The records of a {@code transform.apply} or {@code predicate.test} request in the binary
+     * form of the worker's {@code plugins/java/wire.rs} ({@code count} records; the request's new
+     * {@code schemas} added to the instance's first): per record its topic, a flags byte (1: a
+     * Kafka partition follows, 2: a timestamp, 4: headers, 8: an offset, which makes it a
+     * {@link SinkRecord}), key and value by schema id, headers as JsonConverter envelopes.
+     */
+    private List<ConnectRecord<?>> decodeBatch(Wire wire, JsonNode request, byte[] attachment) throws Exception {
+        JsonNode schemas = request.get("schemas");
+        if (schemas != null) {
+            for (var it = schemas.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> e = it.next();
+                wire.in.put(Long.parseLong(e.getKey()), data.asConnectSchema(e.getValue()));
+            }
+        }
+        int count = request.path("count").asInt();
+        RecordReader r = new RecordReader(attachment, false);
+        List<ConnectRecord<?>> out = new ArrayList<>(count);
+        for (int n = 0; n < count; n++) {
+            String topic = r.str();
+            int flags = r.u8();
+            Integer partition = (flags & 1) != 0 ? r.i32() : null;
+            Long ts = (flags & 2) != 0 ? r.i64() : null;
+            Long offset = (flags & 8) != 0 ? r.i64() : null;
+            SchemaAndValue k = readData(wire, r, topic);
+            SchemaAndValue v = readData(wire, r, topic);
+            ConnectHeaders hs = new ConnectHeaders();
+            if ((flags & 4) != 0) {
+                int headerCount = r.count();
+                for (int h = 0; h < headerCount; h++) {
+                    String key = r.str();
+                    byte[] envelope = r.bytes();
+                    hs.add(key, connect(topic, Protocol.MAPPER.readTree(envelope)));
+                }
+            }
+            if (offset != null) {
+                out.add(new SinkRecord(topic, partition == null ? 0 : partition, k.schema(), k.value(), v.schema(), v.value(),
+                        offset, ts, ts == null ? TimestampType.NO_TIMESTAMP_TYPE : TimestampType.CREATE_TIME, hs));
+            } else {
+                out.add(new SourceRecord(null, null, topic, partition, k.schema(), k.value(), v.schema(), v.value(), ts, hs));
+            }
+        }
+        if (!r.atEnd()) {
+            throw new DataException("bytes left after the " + count + " records of a batch");
+        }
+        return out;
+    }
+
+    private SchemaAndValue readData(Wire wire, RecordReader r, String topic) {
+        long id = r.i64();
+        if (id == 0) {
+            return r.u8() == 0 ? SchemaAndValue.NULL : payloads.toConnectData(topic, r.bytes());
+        }
+        org.apache.kafka.connect.data.Schema schema = wire.in.get(id);
+        if (schema == null) {
+            throw new DataException("a record names unknown schema " + id);
+        }
+        return new SchemaAndValue(schema, r.value(schema));
+    }
+
+    /** A returned record, in the request's record form (without an offset). */
+    private void writeRecord(Wire wire, ConnectRecord<?> rec) {
+        RecordWriter w = wire.writer;
+        w.str(rec.topic());
+        boolean headers = !rec.headers().isEmpty();
+        w.u8((rec.kafkaPartition() != null ? 1 : 0) | (rec.timestamp() != null ? 2 : 0) | (headers ? 4 : 0));
+        if (rec.kafkaPartition() != null) {
+            w.i32(rec.kafkaPartition());
+        }
+        if (rec.timestamp() != null) {
+            w.i64(rec.timestamp());
+        }
+        wire.out.data(w, payloads, rec.topic(), rec.keySchema(), rec.key());
+        wire.out.data(w, payloads, rec.topic(), rec.valueSchema(), rec.value());
+        if (headers) {
+            w.i32(rec.headers().size());
+            for (Header h : rec.headers()) {
+                w.str(h.key());
+                byte[] json = data.fromConnectData(rec.topic(), h.schema(), h.value());
+                w.bytes(json == null ? "null".getBytes(StandardCharsets.UTF_8) : json);
+            }
+        }
+    }
+
+    private Wire wire(String id) {
+        return wires.computeIfAbsent(id, k -> new Wire());
+    }
+
+    /**
+     * {@code Transformation.apply} on each record of a binary batch, in order: the answer's
+     * {@code results} says per record 1 (its result follows in the attachment), 0 (dropped) or
+     * 2 (it threw: {@code errors} has the exception under the record's index); the later records
+     * are still applied (the worker decides what an error means). {@code schemas}: the result
+     * schemas named for the first time.
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    Protocol.Answer applyBatch(String id, JsonNode request, byte[] attachment) throws Exception {
+        Transformation t = (Transformation) instance(id);
+        Wire wire = wire(id);
+        ObjectNode answer = Protocol.MAPPER.createObjectNode();
+        ArrayNode results = answer.putArray("results");
+        ObjectNode errors = answer.putObject("errors");
+        synchronized (t) {
+            wire.writer.reset();
+            List<ConnectRecord<?>> batch = decodeBatch(wire, request, attachment);
+            for (int i = 0; i < batch.size(); i++) {
+                try {
+                    ConnectRecord<?> result = (ConnectRecord<?>) t.apply(batch.get(i));
+                    if (result == null) {
+                        results.add(0);
+                    } else {
+                        writeRecord(wire, result);
+                        results.add(1);
+                    }
+                } catch (Exception e) {
+                    results.add(2);
+                    errors.set(Integer.toString(i), Protocol.errorNode(e));
+                }
+            }
+            ObjectNode schemas = wire.out.takeNewSchemas();
+            if (schemas != null) {
+                answer.set("schemas", schemas);
+            }
+            return new Protocol.Answer(answer, wire.writer);
+        }
+    }
+
+    /**
+     * {@code Predicate.test} on each record of a binary batch: {@code results} true or false
+     * per record, or null where it threw ({@code errors} has the exception under its index).
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    JsonNode testBatch(String id, JsonNode request, byte[] attachment) throws Exception {
+        Predicate p = (Predicate) instance(id);
+        Wire wire = wire(id);
+        ObjectNode answer = Protocol.MAPPER.createObjectNode();
+        ArrayNode results = answer.putArray("results");
+        ObjectNode errors = answer.putObject("errors");
+        synchronized (p) {
+            List<ConnectRecord<?>> batch = decodeBatch(wire, request, attachment);
+            for (int i = 0; i < batch.size(); i++) {
+                try {
+                    results.add(p.test(batch.get(i)));
+                } catch (Exception e) {
+                    results.addNull();
+                    errors.set(Integer.toString(i), Protocol.errorNode(e));
+                }
+            }
+        }
+        return answer;
     }
 }

@@ -27,9 +27,20 @@ import org.apache.kafka.connect.errors.DataException;
 final class RecordReader {
     private final byte[] buf;
     private int at;
+    /** A null of an optional schema with a default reads as the default too (a converter's read). */
+    private final boolean replaceNullWithDefault;
 
     RecordReader(byte[] buf) {
+        this(buf, true);
+    }
+
+    /**
+     * With {@code replaceNullWithDefault} false, a null stays null where its schema is optional
+     * (the data as a task built it, for transformations); a required one reads as its default.
+     */
+    RecordReader(byte[] buf, boolean replaceNullWithDefault) {
         this.buf = buf == null ? new byte[0] : buf;
+        this.replaceNullWithDefault = replaceNullWithDefault;
     }
 
     boolean atEnd() {
@@ -92,7 +103,7 @@ final class RecordReader {
 
     Object value(Schema schema) {
         if (u8() == 0) {
-            return schema.defaultValue();
+            return replaceNullWithDefault || !schema.isOptional() ? schema.defaultValue() : null;
         }
         String name = schema.name();
         switch (schema.type()) {
