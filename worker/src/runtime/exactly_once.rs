@@ -301,6 +301,13 @@ struct CommitTimes {
     end: Duration,
 }
 
+impl CommitTimes {
+    /// The whole commit (not the polls made meanwhile).
+    fn total(&self) -> Duration {
+        self.settle + self.end
+    }
+}
+
 /// What one `poll` of the task gave.
 type PollResult = Result<Vec<SourceRecord>, ConnectError>;
 
@@ -556,7 +563,6 @@ impl Runner {
             // while it is open, as Java's producer does, and never pile up until the commit.
             let polled = match committing.take() {
                 Some(staged) => {
-                    let started = std::time::Instant::now();
                     let keep_data = self.task.commit_record_reads_data();
                     // The poll boundary's next transaction is one poll; under the interval
                     // boundary the task keeps polling (at most 8 polls) until the commit ended.
@@ -609,7 +615,7 @@ impl Runner {
                     };
                     let (committed, times) = committed;
                     self.stats.add(times);
-                    self.finish_commit(staged.entries, started, committed)
+                    self.finish_commit(staged.entries, times.total(), committed)
                         .await?;
                     polls
                 }
@@ -958,7 +964,6 @@ impl Runner {
     /// The rest of a commit, here and now: [`send_offsets_and_commit`], then
     /// [`Self::finish_commit`].
     async fn complete_commit(&mut self, staged: StagedCommit) -> Result<(), ConnectError> {
-        let started = std::time::Instant::now();
         let (committed, times) = send_offsets_and_commit(
             self.pipe.take(),
             &mut self.producer,
@@ -967,22 +972,21 @@ impl Runner {
         )
         .await;
         self.stats.add(times);
-        self.finish_commit(staged.entries, started, committed).await
+        self.finish_commit(staged.entries, times.total(), committed)
+            .await
     }
 
-    /// The second half, once the producer's commit (started at `started`) ended: the task
+    /// The second half, once the producer's commit (which took `took`) ended: the task
     /// learns of its committed records.
     async fn finish_commit(
         &mut self,
         entries: StagedOffsets,
-        started: std::time::Instant,
+        took: Duration,
         committed: Result<(), String>,
     ) -> Result<(), ConnectError> {
-        self.metrics
-            .offset_commit(committed.is_ok(), started.elapsed());
+        self.metrics.offset_commit(committed.is_ok(), took);
         committed.map_err(|e| fail(&self.run.id, "Failed to flush offsets and/or records", e))?;
         self.transaction_open = false;
-        let took = started.elapsed();
         self.metrics
             .transaction_committed(self.in_transaction.len(), took);
         self.stats.committed += 1;
