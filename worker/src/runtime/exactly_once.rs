@@ -13,8 +13,8 @@
 //!
 //!  overlaps: the next poll runs while the producer sends the open transaction's records
 //!  (interval, connector) or commits the transaction that just ended (poll, interval; the
-//!  next batch is converted and sent only after that commit ended, and commit_record of the
-//!  committed records is called then)
+//!  next batches are converted as they are polled, sent only after that commit ended, and
+//!  commit_record of the committed records is called then)
 //!  interval on the worker's own producer: each poll's converted records go to the producer in
 //!  one hand-over through a SendPipe; the producer adds them to its batches and sends them on
 //!  a tokio task of its own while the task polls and converts the next ones. The commit first
