@@ -30,7 +30,7 @@
 //!   restarts it.
 //! - Topic ACLs are synced by [`super::acls`]; its failures are logged, never fatal.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -460,6 +460,9 @@ struct TaskState {
     syncs: Option<OffsetSyncWriter>,
     /// Remote topic per source topic (formatting on every record would allocate twice).
     remote: BTreeMap<String, String>,
+    /// Source partition map per topic and partition, built once and cloned for each record
+    /// (a clone copies the map's entries without hashing its keys again).
+    partitions: HashMap<String, HashMap<i32, SourcePartition>>,
     /// Since when the source cluster has been failing, and the last error.
     failing: Option<(Instant, String)>,
 }
@@ -499,8 +502,17 @@ impl TaskState {
         } else {
             Schema::bytes()
         };
+        let alias = &self.config.source_alias;
+        let by_partition = match self.partitions.get_mut(topic) {
+            Some(p) => p,
+            None => self.partitions.entry(topic.to_owned()).or_default(),
+        };
+        let partition = by_partition
+            .entry(m.partition())
+            .or_insert_with(|| wrap_partition(alias, topic, m.partition()))
+            .clone();
         let mut record = SourceRecord::new(
-            wrap_partition(&self.config.source_alias, topic, m.partition()),
+            partition,
             json_map(OFFSET_KEY, m.offset()),
             remote,
             Some(value_schema),
@@ -707,6 +719,7 @@ impl SourceTask for MirrorSourceTask {
             max_records,
             syncs,
             remote: BTreeMap::new(),
+            partitions: HashMap::new(),
             failing: None,
         });
         Ok(())
