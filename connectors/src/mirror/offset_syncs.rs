@@ -13,8 +13,8 @@
 //! `read_committed` reader of the target cannot see.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use connect_api::error::{ConnectError, Result};
 use indexmap::IndexMap;
@@ -68,11 +68,26 @@ impl PartitionState {
 
 type Tp = (String, i32);
 
+/// A borrowed [`Tp`] to look entries up without allocating: it hashes as the tuple does (its
+/// fields in order, the topic as a `str`).
+#[derive(Hash)]
+struct TpRef<'a>(&'a str, i32);
+
+impl indexmap::Equivalent<Tp> for TpRef<'_> {
+    fn equivalent(&self, key: &Tp) -> bool {
+        self.0 == key.0 && self.1 == key.1
+    }
+}
+
 /// What is queued: the pure part of the writer, testable without Kafka.
+///
+/// Called for every replicated record: a record of a known partition allocates nothing (its
+/// state and its delayed sync are updated in place); only a due sync is copied.
 #[derive(Debug, Default)]
 pub struct SyncQueue {
     max_offset_lag: i64,
-    states: HashMap<Tp, PartitionState>,
+    /// Per topic, per partition.
+    states: HashMap<String, HashMap<i32, PartitionState>>,
     delayed: IndexMap<Tp, OffsetSync>,
     pending: IndexMap<Tp, OffsetSync>,
 }
@@ -86,23 +101,29 @@ impl SyncQueue {
     }
 
     pub fn maybe_queue(&mut self, topic: &str, partition: i32, upstream: i64, downstream: i64) {
-        let tp = (topic.to_owned(), partition);
-        let sync = OffsetSync {
-            topic: topic.to_owned(),
-            partition,
-            upstream_offset: upstream,
-            downstream_offset: downstream,
+        let partitions = match self.states.get_mut(topic) {
+            Some(p) => p,
+            None => self.states.entry(topic.to_owned()).or_default(),
         };
-        let state = self
-            .states
-            .entry(tp.clone())
+        let state = partitions
+            .entry(partition)
             .or_insert_with(|| PartitionState::new(self.max_offset_lag));
+        let key = TpRef(topic, partition);
         if state.update(upstream, downstream) {
             state.reset();
-            self.delayed.shift_remove(&tp);
-            self.pending.insert(tp, sync);
+            self.delayed.shift_remove(&key);
+            self.pending.insert(
+                (topic.to_owned(), partition),
+                sync(topic, partition, upstream, downstream),
+            );
+        } else if let Some(delayed) = self.delayed.get_mut(&key) {
+            delayed.upstream_offset = upstream;
+            delayed.downstream_offset = downstream;
         } else {
-            self.delayed.insert(tp, sync);
+            self.delayed.insert(
+                (topic.to_owned(), partition),
+                sync(topic, partition, upstream, downstream),
+            );
         }
     }
 
@@ -118,12 +139,50 @@ impl SyncQueue {
     }
 }
 
+fn sync(topic: &str, partition: i32, upstream: i64, downstream: i64) -> OffsetSync {
+    OffsetSync {
+        topic: topic.to_owned(),
+        partition,
+        upstream_offset: upstream,
+        downstream_offset: downstream,
+    }
+}
+
 /// Publishes queued syncs to partition 0 of the offset-syncs topic.
 pub struct OffsetSyncWriter {
     queue: SyncQueue,
-    producer: FutureProducer,
+    producer: Arc<FutureProducer>,
     topic: String,
     outstanding: Arc<AtomicUsize>,
+}
+
+/// The offset-syncs producers of the process, one per client config, while a writer uses it.
+type Producers = Mutex<HashMap<BTreeMap<String, String>, Weak<FutureProducer>>>;
+
+/// The producer of `config`, shared by every writer of that config (the tasks of a connector):
+/// each librdkafka producer has a polling thread that, in rdkafka's `poll` loop, spins for the
+/// last millisecond of each 100 ms wait (a profile of `mm2_bench` had each such thread at
+/// ~2.7 % of a core, replicating or idle), and its own connections. Apache's tasks have one
+/// producer each; the syncs, all to partition 0, are the same.
+fn shared_producer(config: &BTreeMap<String, String>) -> Result<Arc<FutureProducer>> {
+    static PRODUCERS: OnceLock<Producers> = OnceLock::new();
+    let mut producers = PRODUCERS
+        .get_or_init(Producers::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    producers.retain(|_, p| p.strong_count() > 0);
+    if let Some(p) = producers.get(config).and_then(Weak::upgrade) {
+        return Ok(p);
+    }
+    let mut c = ClientConfig::new();
+    for (k, v) in config {
+        c.set(k, v);
+    }
+    let producer = Arc::new(c.create().map_err(|e| {
+        ConnectError::config(format!("failed to create the offset-syncs producer: {e}"))
+    })?);
+    producers.insert(config.clone(), Arc::downgrade(&producer));
+    Ok(producer)
 }
 
 impl OffsetSyncWriter {
@@ -132,13 +191,7 @@ impl OffsetSyncWriter {
         topic: String,
         max_offset_lag: i64,
     ) -> Result<Self> {
-        let mut c = ClientConfig::new();
-        for (k, v) in config {
-            c.set(k, v);
-        }
-        let producer = c.create().map_err(|e| {
-            ConnectError::config(format!("failed to create the offset-syncs producer: {e}"))
-        })?;
+        let producer = shared_producer(config)?;
         Ok(Self {
             queue: SyncQueue::new(max_offset_lag),
             producer,
@@ -213,5 +266,52 @@ mod tests {
         }
         // 203 - (102 + 1) >= 100 at upstream 106.
         assert_eq!(q.next_pending().map(|s| s.upstream_offset), Some(106));
+    }
+
+    #[test]
+    fn writers_of_one_config_share_a_producer_while_one_uses_it() {
+        let config: BTreeMap<String, String> = [
+            ("bootstrap.servers".to_owned(), "127.0.0.1:1".to_owned()),
+            ("client.id".to_owned(), "offset-syncs-share-test".to_owned()),
+        ]
+        .into();
+        let a = shared_producer(&config).unwrap();
+        let b = shared_producer(&config).unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        let mut other = config.clone();
+        other.insert(
+            "client.id".to_owned(),
+            "offset-syncs-share-test-2".to_owned(),
+        );
+        assert!(!Arc::ptr_eq(&a, &shared_producer(&other).unwrap()));
+        let gone = Arc::downgrade(&a);
+        drop((a, b));
+        assert!(gone.upgrade().is_none(), "the last writer's drop ends it");
+        assert!(!Arc::ptr_eq(
+            &shared_producer(&config).unwrap(),
+            &shared_producer(&other).unwrap()
+        ));
+    }
+
+    /// A delayed sync updated in place keeps its place among the delayed ones (as a map insert
+    /// of an existing key does in Apache's `LinkedHashMap`) and carries the latest offsets.
+    #[test]
+    fn delayed_syncs_keep_their_order_and_latest_offsets() {
+        let mut q = SyncQueue::new(100);
+        q.maybe_queue("a", 0, 0, 0);
+        q.maybe_queue("b", 1, 0, 0);
+        assert!(q.next_pending().is_some() && q.next_pending().is_some());
+        q.maybe_queue("a", 0, 1, 1);
+        q.maybe_queue("b", 1, 1, 1);
+        q.maybe_queue("a", 0, 2, 2);
+        assert_eq!(q.next_pending(), None);
+        q.promote_delayed();
+        let order: Vec<(String, i32, i64, i64)> = std::iter::from_fn(|| q.next_pending())
+            .map(|s| (s.topic, s.partition, s.upstream_offset, s.downstream_offset))
+            .collect();
+        assert_eq!(
+            order,
+            vec![("a".to_owned(), 0, 2, 2), ("b".to_owned(), 1, 1, 1)]
+        );
     }
 }

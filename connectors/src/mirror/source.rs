@@ -30,7 +30,7 @@
 //!   restarts it.
 //! - Topic ACLs are synced by [`super::acls`]; its failures are logged, never fatal.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -72,8 +72,8 @@ pub fn wrap_partition(alias: &str, topic: &str, partition: i32) -> SourcePartiti
     m
 }
 
-fn unwrap_partition(p: &SourcePartition) -> Option<(String, i32)> {
-    let topic = p.get(TOPIC_KEY)?.as_str()?.to_owned();
+fn unwrap_partition(p: &SourcePartition) -> Option<(&str, i32)> {
+    let topic = p.get(TOPIC_KEY)?.as_str()?;
     let partition = i32::try_from(p.get(PARTITION_KEY)?.as_i64()?).ok()?;
     Some((topic, partition))
 }
@@ -460,11 +460,18 @@ struct TaskState {
     syncs: Option<OffsetSyncWriter>,
     /// Remote topic per source topic (formatting on every record would allocate twice).
     remote: BTreeMap<String, String>,
+    /// Source partition map per topic and partition, built once and cloned for each record
+    /// (a clone copies the map's entries without hashing its keys again).
+    partitions: HashMap<String, HashMap<i32, SourcePartition>>,
     /// Since when the source cluster has been failing, and the last error.
     failing: Option<(Instant, String)>,
 }
 
 const DEFAULT_MAX_POLL_RECORDS: usize = 500;
+
+/// The source consumer's `queued.min.messages` unless configured (librdkafka's default is
+/// 100,000 per partition).
+const DEFAULT_QUEUED_MIN_MESSAGES: usize = 10_000;
 
 impl TaskState {
     fn convert(&mut self, m: &BorrowedMessage<'_>) -> SourceRecord {
@@ -495,8 +502,17 @@ impl TaskState {
         } else {
             Schema::bytes()
         };
+        let alias = &self.config.source_alias;
+        let by_partition = match self.partitions.get_mut(topic) {
+            Some(p) => p,
+            None => self.partitions.entry(topic.to_owned()).or_default(),
+        };
+        let partition = by_partition
+            .entry(m.partition())
+            .or_insert_with(|| wrap_partition(alias, topic, m.partition()))
+            .clone();
         let mut record = SourceRecord::new(
-            wrap_partition(&self.config.source_alias, topic, m.partition()),
+            partition,
             json_map(OFFSET_KEY, m.offset()),
             remote,
             Some(value_schema),
@@ -625,6 +641,14 @@ impl SourceTask for MirrorSourceTask {
         // is read_committed): Apache's behaviour, and the exactly-once check, rely on it.
         client.set("isolation.level", "read_uncommitted");
         client.set("auto.offset.reset", "earliest");
+        // librdkafka prefetches until each partition has `queued.min.messages` records queued
+        // (100,000 by default: a whole 12-partition topic of 100-byte records, ~300 MiB, in
+        // `mm2_bench`); Java's consumer buffers about one fetch. Lower, unless configured
+        // (`source.consumer.queued.min.messages`): a few polls' worth per partition.
+        client.set(
+            "queued.min.messages",
+            DEFAULT_QUEUED_MIN_MESSAGES.to_string(),
+        );
         // No group: partitions are assigned, offsets live in Connect's offsets topic.
         client.set("group.id", format!("{}-{}", c.entity_label(), ctx.task_id));
         for (k, v) in c.client(
@@ -695,6 +719,7 @@ impl SourceTask for MirrorSourceTask {
             max_records,
             syncs,
             remote: BTreeMap::new(),
+            partitions: HashMap::new(),
             failing: None,
         });
         Ok(())
@@ -763,7 +788,7 @@ impl SourceTask for MirrorSourceTask {
         if let (Some((topic, partition)), Some(upstream)) =
             (unwrap_partition(&record.source_partition), upstream)
         {
-            syncs.maybe_queue(&topic, partition, upstream, metadata.offset);
+            syncs.maybe_queue(topic, partition, upstream, metadata.offset);
             syncs.fire_pending();
         }
         Ok(())
@@ -801,6 +826,6 @@ mod tests {
             serde_json::to_string(&p).unwrap(),
             r#"{"cluster":"us","partition":2,"topic":"orders"}"#
         );
-        assert_eq!(unwrap_partition(&p), Some(("orders".to_owned(), 2)));
+        assert_eq!(unwrap_partition(&p), Some(("orders", 2)));
     }
 }

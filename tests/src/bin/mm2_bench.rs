@@ -11,7 +11,11 @@
 //!
 //! Figures per mode: records/s and MB/s from the moment every task runs to the last record on
 //! the target (high watermarks polled every 100 ms; under exactly-once the committed count is
-//! checked at the end), the worker's CPU seconds and records per CPU second, its peak RSS.
+//! checked at the end), the worker's CPU seconds and records per CPU second, its peak RSS; the
+//! CPU seconds of the two brokers (`deploy/kafka.sh`'s pid files) and of the whole machine
+//! (`/proc/stat`, every process) over the same span, which show what else took the cores; under
+//! exactly-once, the worker's transaction stats (per task: transactions, records per
+//! transaction, commit time) from its log.
 //!
 //! `MM2_BENCH_EXTRA` (a JSON object) adds keys to the connector config, e.g.
 //! `{"source.consumer.fetch.max.bytes": "10485760"}`.
@@ -81,6 +85,56 @@ fn fill(bootstrap: &str, topic: &str, records: u64, size: usize) -> f64 {
     records as f64 / started.elapsed().as_secs_f64()
 }
 
+/// The pid of node 1 of a `deploy/kafka.sh` cluster (`cluster-n1`, `cluster-tv1`), if it runs.
+fn broker_pid(cluster: &str) -> Option<i32> {
+    let home = std::env::var("KAFKA_HOME_DIR").map_or_else(
+        |_| connect_tests::bench::root().join(".local/kafka"),
+        std::path::PathBuf::from,
+    );
+    std::fs::read_to_string(home.join(cluster).join("node-1/pid"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// CPU seconds every process of the machine used so far (`/proc/stat`: all but idle and
+/// iowait, in USER_HZ = 100 ticks per second).
+fn machine_busy_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let ticks: Vec<f64> = stat
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    let total: f64 = ticks.iter().take(8).sum();
+    let idle = ticks.get(3).copied().unwrap_or(0.0) + ticks.get(4).copied().unwrap_or(0.0);
+    (total - idle) / 100.0
+}
+
+/// The worker's `exactly-once transaction stats` lines (logged per task at its stop and every
+/// 30 s), shortened to their figures.
+fn transaction_stats(log: &str) -> Vec<String> {
+    log.lines()
+        .filter(|l| l.contains("exactly-once transaction stats"))
+        .map(|l| {
+            // From the task's name on (the span's fields come first).
+            let from = l.find("task=mm2").unwrap_or(0);
+            l[from..]
+                .split_whitespace()
+                .filter(|w| {
+                    !w.starts_with("records_committed=") && !w.starts_with("transactions_aborted=")
+                })
+                .map(|w| w.replace('"', ""))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
 /// Sum of the high watermarks of `topic` on the target.
 fn high_watermarks(consumer: &BaseConsumer, topic: &str) -> i64 {
     (0..PARTITIONS)
@@ -142,6 +196,9 @@ async fn run(mode: &str, source: &str, topic: &str, records: u64, size: usize, t
     })
     .await;
     let pid = w.pid().expect("worker pid");
+    let brokers = [broker_pid("cluster-tv1"), broker_pid("cluster-n1")];
+    let broker_cpu = || brokers.map(|p| p.map_or(0.0, cpu_seconds));
+    let (brokers_before, machine_before) = (broker_cpu(), machine_busy_seconds());
     let cpu_before = cpu_seconds(pid);
     let started = Instant::now();
     let (remote_t, target) = (remote.clone(), kafka::bootstrap_servers());
@@ -160,6 +217,8 @@ async fn run(mode: &str, source: &str, topic: &str, records: u64, size: usize, t
     .await
     .unwrap();
     let cpu = cpu_seconds(pid) - cpu_before;
+    let machine = machine_busy_seconds() - machine_before;
+    let brokers_after = broker_cpu();
     let rss = peak_rss_kib(pid);
     let secs = elapsed.as_secs_f64();
     println!(
@@ -169,6 +228,13 @@ async fn run(mode: &str, source: &str, topic: &str, records: u64, size: usize, t
         records as f64 * size as f64 / 1e6 / secs,
         records as f64 / cpu.max(0.001),
         rss / 1024
+    );
+    println!(
+        "      same span: source broker {:.2} CPU s, target broker {:.2} CPU s, the whole machine {machine:.2} CPU s of {:.2} ({} cores)",
+        brokers_after[0] - brokers_before[0],
+        brokers_after[1] - brokers_before[1],
+        secs * cores() as f64,
+        cores()
     );
     if eos {
         // The high watermarks count transaction markers: check the committed records too.
@@ -181,8 +247,18 @@ async fn run(mode: &str, source: &str, topic: &str, records: u64, size: usize, t
         .unwrap();
         println!("      read_committed on the target: {n} records");
     }
+    // A graceful stop: each task logs its transaction stats as it stops.
+    let mut w = w;
+    w.terminate();
+    for line in transaction_stats(&w.log_text()) {
+        println!("      {line}");
+    }
     drop(w);
     delete_topics(&[remote, format!("{}-offsets", spec.group_id)]).await;
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 #[tokio::main]

@@ -13,8 +13,8 @@
 //!
 //!  overlaps: the next poll runs while the producer sends the open transaction's records
 //!  (interval, connector) or commits the transaction that just ended (poll, interval; the
-//!  next batch is converted and sent only after that commit ended, and commit_record of the
-//!  committed records is called then)
+//!  next batches are converted as they are polled, sent only after that commit ended, and
+//!  commit_record of the committed records is called then)
 //!  interval on the worker's own producer: each poll's converted records go to the producer in
 //!  one hand-over through a SendPipe; the producer adds them to its batches and sends them on
 //!  a tokio task of its own while the task polls and converts the next ones. The commit first
@@ -197,11 +197,21 @@ struct TransactionStats {
     records: u64,
     commit_time: Duration,
     max_commit_time: Duration,
+    /// Summed [`CommitTimes`].
+    settle_time: Duration,
+    end_time: Duration,
+    /// The producer's waits for the last transaction's markers, when it reports them.
+    completion: Option<crate::cluster::producer::CompletionWaits>,
 }
 
 const STATS_LOG_INTERVAL: Duration = Duration::from_secs(30);
 
 impl TransactionStats {
+    fn add(&mut self, times: CommitTimes) {
+        self.settle_time += times.settle;
+        self.end_time += times.end;
+    }
+
     fn log(&self, id: &ConnectorTaskId) {
         let avg_records = if self.committed == 0 {
             0.0
@@ -213,6 +223,14 @@ impl TransactionStats {
         } else {
             self.commit_time.as_secs_f64() * 1000.0 / self.committed as f64
         };
+        let per_commit = |d: Duration| {
+            if self.committed == 0 {
+                0.0
+            } else {
+                d.as_secs_f64() * 1000.0 / self.committed as f64
+            }
+        };
+        let completion = self.completion.unwrap_or_default();
         tracing::info!(
             task = %id,
             transactions_committed = self.committed,
@@ -221,6 +239,11 @@ impl TransactionStats {
             avg_records_per_transaction = format!("{avg_records:.1}"),
             avg_commit_ms = format!("{avg_ms:.2}"),
             max_commit_ms = self.max_commit_time.as_millis() as u64,
+            avg_settle_ms = format!("{:.2}", per_commit(self.settle_time)),
+            avg_end_ms = format!("{:.2}", per_commit(self.end_time)),
+            marker_waits = completion.waits,
+            marker_wait_ms = completion.waited.as_millis() as u64,
+            marker_describes = completion.describes,
             "exactly-once transaction stats"
         );
     }
@@ -244,18 +267,45 @@ async fn send_offsets_and_commit(
     producer: &mut TxnProducer,
     offsets_topic: &str,
     offsets: &[crate::storage::log::RawRecord],
-) -> Result<(), String> {
+) -> (Result<(), String>, CommitTimes) {
+    let mut times = CommitTimes::default();
+    let started = std::time::Instant::now();
     if let Some(pipe) = pipe {
         let (back, sent) = pipe.close().await;
         *producer = back;
-        sent?;
+        times.settle = started.elapsed();
+        if let Err(e) = sent {
+            return (Err(e), times);
+        }
     }
-    for (key, value) in offsets {
-        producer
-            .send_offset(offsets_topic, key, value.as_deref())
-            .await?;
+    let ending = std::time::Instant::now();
+    let result = async {
+        for (key, value) in offsets {
+            producer
+                .send_offset(offsets_topic, key, value.as_deref())
+                .await?;
+        }
+        producer.commit().await
     }
-    producer.commit().await
+    .await;
+    times.end = ending.elapsed();
+    (result, times)
+}
+
+/// Where a commit's time went: waiting until the records handed to the [`SendPipe`] were
+/// acknowledged (`settle`), then the offsets records and the end of the transaction (`end`:
+/// the last records still unsent, the offsets, `EndTxn`).
+#[derive(Debug, Default, Clone, Copy)]
+struct CommitTimes {
+    settle: Duration,
+    end: Duration,
+}
+
+impl CommitTimes {
+    /// The whole commit (not the polls made meanwhile).
+    fn total(&self) -> Duration {
+        self.settle + self.end
+    }
 }
 
 /// What one `poll` of the task gave.
@@ -385,6 +435,7 @@ pub async fn run_exactly_once_source_task(
             // open now rather than leave `read_committed` readers of the topic and of the
             // offsets topic stalled until the broker's transaction timeout.
             runner.abort_open_transaction(&outcome).await;
+            runner.stats.completion = runner.producer.completion_waits();
             runner.stats.log(&id);
             task = runner.task;
             outcome
@@ -512,7 +563,7 @@ impl Runner {
             // while it is open, as Java's producer does, and never pile up until the commit.
             let polled = match committing.take() {
                 Some(staged) => {
-                    let started = std::time::Instant::now();
+                    let keep_data = self.task.commit_record_reads_data();
                     // The poll boundary's next transaction is one poll; under the interval
                     // boundary the task keeps polling (at most 8 polls) until the commit ended.
                     let max_polls = match boundary {
@@ -536,7 +587,7 @@ impl Runner {
                                     c = &mut commit, if ended.is_none() => {
                                         // A failed commit fails the task at once, not when
                                         // the poll returns.
-                                        if c.is_err() {
+                                        if c.0.is_err() {
                                             break 'commit c;
                                         }
                                         ended = Some(c);
@@ -545,7 +596,14 @@ impl Runner {
                                 }
                             };
                             let more = matches!(&polled, Ok(b) if !b.is_empty());
-                            polls.push((polled, poll_started.elapsed()));
+                            // Converted now, while the commit waits for the brokers.
+                            polls.push(convert_polled(
+                                &self.run,
+                                &self.metrics.errors,
+                                keep_data,
+                                polled,
+                                poll_started.elapsed(),
+                            ));
                             if let Some(c) = ended.take() {
                                 break c;
                             }
@@ -555,12 +613,11 @@ impl Runner {
                         };
                         (polls, committed)
                     };
-                    self.finish_commit(staged.entries, started, committed)
+                    let (committed, times) = committed;
+                    self.stats.add(times);
+                    self.finish_commit(staged.entries, times.total(), committed)
                         .await?;
                     polls
-                        .into_iter()
-                        .map(|(polled, took)| self.converted(polled, took))
-                        .collect()
                 }
                 None => {
                     // A poll boundary makes each poll its own transaction: one poll.
@@ -694,25 +751,13 @@ impl Runner {
 
     /// A poll's records, transformed and converted (dropped ones paired with `None`).
     fn converted(&self, polled: PollResult, took: Duration) -> Polled {
-        let records = polled.as_ref().map_or(0, Vec::len);
-        let keep_data = self.task.commit_record_reads_data();
-        let result = polled.and_then(|mut records| {
-            let converted = convert_batch(
-                &self.run.converters,
-                &self.run.transforms,
-                &self.run.connector_config.common,
-                &self.run.id,
-                &mut records,
-                keep_data,
-                &self.metrics.errors,
-            )?;
-            Ok(Converted { records, converted })
-        });
-        Polled {
-            result,
-            records,
+        convert_polled(
+            &self.run,
+            &self.metrics.errors,
+            self.task.commit_record_reads_data(),
+            polled,
             took,
-        }
+        )
     }
 
     async fn apply_batch_requests(&mut self) -> Result<(), ConnectError> {
@@ -919,30 +964,29 @@ impl Runner {
     /// The rest of a commit, here and now: [`send_offsets_and_commit`], then
     /// [`Self::finish_commit`].
     async fn complete_commit(&mut self, staged: StagedCommit) -> Result<(), ConnectError> {
-        let started = std::time::Instant::now();
-        let committed = send_offsets_and_commit(
+        let (committed, times) = send_offsets_and_commit(
             self.pipe.take(),
             &mut self.producer,
             &self.offsets_topic,
             &staged.records,
         )
         .await;
-        self.finish_commit(staged.entries, started, committed).await
+        self.stats.add(times);
+        self.finish_commit(staged.entries, times.total(), committed)
+            .await
     }
 
-    /// The second half, once the producer's commit (started at `started`) ended: the task
+    /// The second half, once the producer's commit (which took `took`) ended: the task
     /// learns of its committed records.
     async fn finish_commit(
         &mut self,
         entries: StagedOffsets,
-        started: std::time::Instant,
+        took: Duration,
         committed: Result<(), String>,
     ) -> Result<(), ConnectError> {
-        self.metrics
-            .offset_commit(committed.is_ok(), started.elapsed());
+        self.metrics.offset_commit(committed.is_ok(), took);
         committed.map_err(|e| fail(&self.run.id, "Failed to flush offsets and/or records", e))?;
         self.transaction_open = false;
-        let took = started.elapsed();
         self.metrics
             .transaction_committed(self.in_transaction.len(), took);
         self.stats.committed += 1;
@@ -951,6 +995,7 @@ impl Runner {
         self.stats.max_commit_time = self.stats.max_commit_time.max(took);
         tracing::debug!(task = %self.run.id, records = self.in_transaction.len(), offsets = entries.len(), commit_ms = took.as_millis() as u64, "committed transaction");
         if self.stats_logged_at.elapsed() >= STATS_LOG_INTERVAL {
+            self.stats.completion = self.producer.completion_waits();
             self.stats.log(&self.run.id);
             self.stats_logged_at = Instant::now();
         }
@@ -1032,6 +1077,35 @@ impl Runner {
         tracing::info!(task = %self.run.id, records = self.in_transaction.len(), "aborted transaction at the connector's request");
         self.in_transaction.clear();
         self.commit().await
+    }
+}
+
+/// [`Runner::converted`] without borrowing the runner: the polls made while a commit runs are
+/// converted as they come (the commit holds the producer).
+fn convert_polled(
+    run: &ExactlyOnceSourceTaskRun,
+    errors: &metrics::ErrorMetrics,
+    keep_data: bool,
+    polled: PollResult,
+    took: Duration,
+) -> Polled {
+    let records = polled.as_ref().map_or(0, Vec::len);
+    let result = polled.and_then(|mut records| {
+        let converted = convert_batch(
+            &run.converters,
+            &run.transforms,
+            &run.connector_config.common,
+            &run.id,
+            &mut records,
+            keep_data,
+            errors,
+        )?;
+        Ok(Converted { records, converted })
+    });
+    Polled {
+        result,
+        records,
+        took,
     }
 }
 

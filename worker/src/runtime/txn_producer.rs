@@ -330,6 +330,15 @@ impl TxnProducer {
     }
 
     /// Where a record of the transaction just committed landed (Connect's `RecordMetadata`).
+    /// The native producer's waits for the last transactions' markers (`None`: librdkafka's
+    /// producer, or the producer is sending on its own task).
+    pub fn completion_waits(&self) -> Option<crate::cluster::producer::CompletionWaits> {
+        match self {
+            TxnProducer::Native(p) => Some(p.completion_waits()),
+            _ => None,
+        }
+    }
+
     pub async fn landed(&mut self, pending: Pending) -> Result<RecordMetadata, ConnectError> {
         match (self, pending) {
             (TxnProducer::Native(p), Pending::Native { topic, slot }) => match p.landed(slot) {

@@ -37,6 +37,7 @@ impl TransactionalProducer {
             open: false,
             fatal: None,
             retries: Retries::default(),
+            completion: Default::default(),
         };
         let deadline = Instant::now() + p.settings.delivery_timeout;
         let mut backoff = Duration::from_millis(20);

@@ -75,4 +75,4 @@ pub use errors::ProducerError;
 pub use partitioner::{murmur2, partition_for_key};
 pub use produce::MAX_IN_FLIGHT;
 pub use settings::{ProducerSettings, compression_of};
-pub use state::{Retries, TransactionalProducer};
+pub use state::{CompletionWaits, Retries, TransactionalProducer};

@@ -50,6 +50,16 @@ pub struct TransactionalProducer {
     pub(super) open: bool,
     pub(super) fatal: Option<String>,
     pub(super) retries: Retries,
+    pub(super) completion: CompletionWaits,
+}
+
+/// The waits for a finished transaction's markers before the next transaction's first produce
+/// (`await_completion`): how many, how long in all, how many `DescribeTransactions` they sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompletionWaits {
+    pub waits: u64,
+    pub waited: std::time::Duration,
+    pub describes: u64,
 }
 
 /// How often each step was retried (connection loss, timeouts, retriable errors).
@@ -68,6 +78,11 @@ impl TransactionalProducer {
     /// How often each step was retried so far.
     pub fn retries(&self) -> Retries {
         self.retries
+    }
+
+    /// The waits for the last transactions' markers so far.
+    pub fn completion_waits(&self) -> CompletionWaits {
+        self.completion
     }
 
     /// Whether the cluster runs transactions v2 (KIP-890) for this producer.

@@ -42,18 +42,23 @@ impl TransactionalProducer {
     pub(super) async fn await_completion(&mut self) {
         let timeout = self.settings.request_timeout;
         let id = self.settings.transactional_id.clone();
-        let until = Instant::now() + COMPLETION_WAIT;
-        let Ok(conn) = self.coordinator_connection().await else {
-            return;
-        };
-        while Instant::now() < until {
-            match crate::cluster::transactions::describe_on(conn, &id, timeout).await {
-                Ok(Some(d)) if d.state == "PrepareCommit" || d.state == "PrepareAbort" => {
-                    tokio::time::sleep(Duration::from_micros(200)).await;
+        let started = Instant::now();
+        let until = started + COMPLETION_WAIT;
+        let mut describes = 0;
+        if let Ok(conn) = self.coordinator_connection().await {
+            while Instant::now() < until {
+                describes += 1;
+                match crate::cluster::transactions::describe_on(conn, &id, timeout).await {
+                    Ok(Some(d)) if d.state == "PrepareCommit" || d.state == "PrepareAbort" => {
+                        tokio::time::sleep(Duration::from_micros(200)).await;
+                    }
+                    _ => break,
                 }
-                _ => return,
             }
         }
+        self.completion.waits += 1;
+        self.completion.waited += started.elapsed();
+        self.completion.describes += describes;
     }
 
     /// Flushes, then commits the open transaction.
