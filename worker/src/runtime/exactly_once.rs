@@ -202,6 +202,15 @@ struct TransactionStats {
     end_time: Duration,
     /// The producer's waits for the last transaction's markers, when it reports them.
     completion: Option<crate::cluster::producer::CompletionWaits>,
+    /// The runner's own time, summed: in the task's `poll` (including the polls made while a
+    /// commit ran), waiting to hand records to a full [`SendPipe`], and after each commit
+    /// (`commit_record` of its records, the task's `commit`).
+    poll_time: Duration,
+    handover_time: Duration,
+    finish_time: Duration,
+    /// When the task started, and when its last transaction with records was committed.
+    started: Option<Instant>,
+    last_commit: Option<Instant>,
 }
 
 const STATS_LOG_INTERVAL: Duration = Duration::from_secs(30);
@@ -244,6 +253,16 @@ impl TransactionStats {
             marker_waits = completion.waits,
             marker_wait_ms = completion.waited.as_millis() as u64,
             marker_describes = completion.describes,
+            avg_poll_ms = format!("{:.2}", per_commit(self.poll_time)),
+            avg_handover_ms = format!("{:.2}", per_commit(self.handover_time)),
+            avg_after_commit_ms = format!("{:.2}", per_commit(self.finish_time)),
+            avg_transaction_ms = format!(
+                "{:.2}",
+                per_commit(match (self.started, self.last_commit) {
+                    (Some(s), Some(l)) => l.duration_since(s),
+                    _ => Duration::ZERO,
+                })
+            ),
             "exactly-once transaction stats"
         );
     }
@@ -526,6 +545,7 @@ impl Runner {
         }
         self.task.start(ctx, self.run.task_config.clone()).await?;
         self.run.status.on_running(&self.run.id);
+        self.stats.started = Some(Instant::now());
         tracing::info!(task = %self.run.id, boundary = ?boundary, "exactly-once source task started");
 
         let interval = self
@@ -634,6 +654,10 @@ impl Runner {
             let mut batches = Vec::with_capacity(polled.len());
             let mut retry = None;
             for p in polled {
+                // Polls that waited in vain (an idle source) are not the runner's time.
+                if p.records > 0 {
+                    self.stats.poll_time += p.took;
+                }
                 match p.result {
                     Ok(b) => {
                         backoff = Duration::from_millis(100);
@@ -886,7 +910,12 @@ impl Runner {
                 self.pipe = self.producer.spawn_pipe();
             }
             let handed = match &self.pipe {
-                Some(pipe) => pipe.send(out).await && !pipe.has_failed(),
+                Some(pipe) => {
+                    let waiting = std::time::Instant::now();
+                    let sent = pipe.send(out).await;
+                    self.stats.handover_time += waiting.elapsed();
+                    sent && !pipe.has_failed()
+                }
                 None => {
                     return Err(fail(
                         &self.run.id,
@@ -984,6 +1013,18 @@ impl Runner {
         took: Duration,
         committed: Result<(), String>,
     ) -> Result<(), ConnectError> {
+        let finishing = std::time::Instant::now();
+        let finished = self.finish_commit_inner(entries, took, committed).await;
+        self.stats.finish_time += finishing.elapsed();
+        finished
+    }
+
+    async fn finish_commit_inner(
+        &mut self,
+        entries: StagedOffsets,
+        took: Duration,
+        committed: Result<(), String>,
+    ) -> Result<(), ConnectError> {
         self.metrics.offset_commit(committed.is_ok(), took);
         committed.map_err(|e| fail(&self.run.id, "Failed to flush offsets and/or records", e))?;
         self.transaction_open = false;
@@ -993,6 +1034,9 @@ impl Runner {
         self.stats.records += self.in_transaction.len() as u64;
         self.stats.commit_time += took;
         self.stats.max_commit_time = self.stats.max_commit_time.max(took);
+        if self.in_transaction.len() > 0 {
+            self.stats.last_commit = Some(Instant::now());
+        }
         tracing::debug!(task = %self.run.id, records = self.in_transaction.len(), offsets = entries.len(), commit_ms = took.as_millis() as u64, "committed transaction");
         if self.stats_logged_at.elapsed() >= STATS_LOG_INTERVAL {
             self.stats.completion = self.producer.completion_waits();
