@@ -463,6 +463,23 @@ pub async fn run_exactly_once_source_task(
     if let Err(e) = task.stop().await {
         tracing::warn!(task = %id, error = %e, "source task stop failed");
     }
+    // A fenced producer means a newer instance of this task exists: this one is a zombie whose
+    // worker usually learns it lost its assignment a moment later (a worker thawed after a
+    // SIGSTOP fails its first commit before its herder sees the lost membership). Its stop is
+    // awaited briefly, so the zombie's failure is logged rather than written over the new
+    // owner's status; a task fenced while it still owns its assignment is FAILED after that.
+    if let Err(e) = &outcome
+        && !cancel.is_cancelled()
+        && is_fenced(e)
+    {
+        tracing::warn!(task = %id, error = %e,
+            "the task's producer was fenced; waiting up to {} s for the revocation of a zombie",
+            FENCED_REVOCATION_WAIT.as_secs());
+        tokio::select! {
+            () = cancel.cancelled() => {}
+            () = tokio::time::sleep(FENCED_REVOCATION_WAIT) => {}
+        }
+    }
     super::report_end(
         &id,
         "exactly-once source task",
@@ -470,6 +487,22 @@ pub async fn run_exactly_once_source_task(
         cancel.is_cancelled(),
         outcome,
     );
+}
+
+/// How long a task whose producer was fenced waits for its own revocation before it reports
+/// the failure (see `run`).
+const FENCED_REVOCATION_WAIT: Duration = Duration::from_secs(10);
+
+/// Whether `e` (or its cause) says the transactional producer was fenced by a newer one.
+fn is_fenced(e: &ConnectError) -> bool {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    let text = text.to_ascii_lowercase();
+    text.contains("fenced") || text.contains("invalid_producer_epoch") || text.contains("old epoch")
 }
 
 /// Fencing, the transactional producer and the post-producer check.
@@ -1163,5 +1196,25 @@ fn take_match(
             true
         }
         None => false,
+    }
+}
+
+#[cfg(test)]
+mod fenced_tests {
+    use super::*;
+
+    #[test]
+    fn fencing_errors_are_recognised_by_message_and_cause() {
+        assert!(is_fenced(&ConnectError::fatal(
+            "Failed to flush offsets and/or records for task vs-1: producing to t-1 failed: \
+             INVALID_PRODUCER_EPOCH: the producer was fenced (there is a newer producer)"
+        )));
+        assert!(is_fenced(
+            &ConnectError::fatal("commit failed")
+                .with_source("Broker: Producer attempted an operation with an old epoch")
+        ));
+        assert!(!is_fenced(&ConnectError::fatal(
+            "the broker is unreachable"
+        )));
     }
 }
