@@ -14,10 +14,26 @@ cd "$root"
 
 "$root/deploy/build-deps.sh"
 
+# The services' ports (deploy/*.sh: Kafka's clusters from 39092, S3 39900, the registry 38081,
+# PostgreSQL 55432; the shifted bases CI may use sit at 40000-41999 and 57432) lie in Linux's
+# ephemeral range, so a client socket of an earlier test can hold one when a cluster starts
+# (seen in CI: the ACL cluster's 39692 "Address already in use", twice). Where the kernel lets
+# this run, they are reserved from ephemeral use for its duration (explicit binds still work).
+reserved_file=/proc/sys/net/ipv4/ip_local_reserved_ports
+reserved_before=
+if [ -w "$reserved_file" ]; then
+  reserved_before=$(cat "$reserved_file" 2>/dev/null || true)
+  echo "${reserved_before:+$reserved_before,}38000-41999,${PG_PORT:-55432},57432" > "$reserved_file" 2>/dev/null \
+    || reserved_file=
+else
+  reserved_file=
+fi
+
 started=()
 secure_started=0
 cleanup() {
   local s
+  [ -n "$reserved_file" ] && { echo "$reserved_before" > "$reserved_file" 2>/dev/null || true; }
   declare -F cleanup_three_nodes >/dev/null && cleanup_three_nodes
   [ "$secure_started" = 1 ] && { "$root/deploy/kafka.sh" down --secure || true; }
   for s in "${started[@]}"; do "$root/deploy/$s.sh" down || true; done
