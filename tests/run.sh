@@ -18,12 +18,13 @@ cd "$root"
 # PostgreSQL 55432; the shifted bases CI may use sit at 40000-41999 and 57432) lie in Linux's
 # ephemeral range, so a client socket of an earlier test can hold one when a cluster starts
 # (seen in CI: the ACL cluster's 39692 "Address already in use", twice). Where the kernel lets
-# this run, they are reserved from ephemeral use for its duration (explicit binds still work).
+# this run, they are reserved from ephemeral use for its duration (explicit binds still work),
+# with the block the tests hand their workers (tests/src/worker.rs `TEST_PORTS`).
 reserved_file=/proc/sys/net/ipv4/ip_local_reserved_ports
 reserved_before=
 if [ -w "$reserved_file" ]; then
   reserved_before=$(cat "$reserved_file" 2>/dev/null || true)
-  echo "${reserved_before:+$reserved_before,}38000-41999,${PG_PORT:-55432},57432" > "$reserved_file" 2>/dev/null \
+  echo "${reserved_before:+$reserved_before,}38000-41999,43000-46999,${PG_PORT:-55432},57432" > "$reserved_file" 2>/dev/null \
     || reserved_file=
 else
   reserved_file=

@@ -240,6 +240,25 @@ def run(jobs, slots, timeout, scratch):
     return done, time.monotonic() - started_all
 
 
+def panic_lines(text, most=12):
+    """The panic messages in a failed test's output (each `panicked at` line and the message
+    after it, without the backtrace), so the summary at the very end says why it failed even
+    when a log viewer keeps only the last lines."""
+    out = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if "panicked at" not in line:
+            continue
+        out.append(line.strip())
+        for follow in lines[i + 1:i + 6]:
+            if follow.startswith(("stack backtrace:", "note: ")) or "panicked at" in follow:
+                break
+            out.append(follow.rstrip()[:400])
+        if len(out) >= most:
+            break
+    return out[:most] or ["(no panic message in its output)"]
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--slots", type=int, default=int(os.environ.get("TEST_SLOTS", "6")))
@@ -271,9 +290,11 @@ def main():
     LAST_TIMES.write_text("".join(f"{j.name}\t{j.elapsed:.1f}\n" for j in done))
 
     failed = [j for j in done if j.status != "ok"]
+    reasons = {}
     for j in failed:
         j.out.seek(0)
         text = j.out.read()
+        reasons[j.name] = panic_lines(text)
         print(f"\n===== {j.status}: {j.name} ({j.elapsed:.0f}s) =====")
         print(text[-60000:])
     log(f"{len(done) - len(failed)} passed, {len(failed)} failed, in {wall:.0f}s")
@@ -282,6 +303,8 @@ def main():
           f"{total[2]} ignored; 0 measured; 0 filtered out; finished in {wall:.2f}s", flush=True)
     for j in failed:
         log(f"failed: {j.name}")
+        for line in reasons[j.name]:
+            print(f"    {line}", flush=True)
     sys.exit(1 if failed else 0)
 
 

@@ -45,13 +45,55 @@ pub fn worker_binary() -> &'static Path {
     })
 }
 
-/// A free loopback port (bound then released).
+/// The ports [`free_port`] hands out. `tests/run.sh` reserves them from Linux's ephemeral use
+/// for its run, so no client socket can hold one.
+pub const TEST_PORTS: std::ops::RangeInclusive<u16> = 43000..=46999;
+
+/// A loopback port for a worker (or another listener a test starts) that no other test process
+/// is handed while this one runs.
+///
+/// A port bound then released (port 0) could be handed to two test processes started at the
+/// same moment, or taken by a client socket before the worker bound it: seen in CI, a test's
+/// worker failed to bind and its first requests went to another test's worker. So each port
+/// here is claimed with an exclusive lock on a file named after it, held until this process
+/// exits, and checked free by a bind.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    static HELD: std::sync::Mutex<Vec<std::fs::File>> = std::sync::Mutex::new(Vec::new());
+    let dir = std::env::temp_dir().join("connect-test-ports");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (lo, hi) = (*TEST_PORTS.start() as u32, *TEST_PORTS.end() as u32);
+    let span = hi - lo + 1;
+    let start = std::process::id()
+        .wrapping_mul(7919)
+        .wrapping_add(unique_seed())
+        % span;
+    for i in 0..span {
+        let port = (lo + (start + i) % span) as u16;
+        let Ok(file) = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join(port.to_string()))
+        else {
+            continue;
+        };
+        if file.try_lock().is_err() {
+            continue;
+        }
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_err() {
+            continue;
+        }
+        HELD.lock().unwrap().push(file);
+        return port;
+    }
+    panic!("no free port in {TEST_PORTS:?}");
+}
+
+/// A different starting point for each call in this process.
+fn unique_seed() -> u32 {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        .wrapping_mul(131)
 }
 
 /// The worker key (ours) confining the FileStream connectors; the harness sets it to the
