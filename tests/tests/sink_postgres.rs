@@ -241,7 +241,9 @@ async fn delete_group(group: &str) {
     use rdkafka::admin::{AdminClient, AdminOptions};
     use rdkafka::client::DefaultClientContext;
     let admin: AdminClient<DefaultClientContext> = kafka::client_config().create().unwrap();
-    for _ in 0..30 {
+    // A consumer of a SIGKILLed worker stays a member until its session times out (45 s by
+    // default), and the group cannot be deleted before: CI saw 30 s of tries run out.
+    for _ in 0..90 {
         let r = admin
             .delete_groups(&[group], &AdminOptions::new())
             .await
