@@ -17,11 +17,19 @@
 //! exactly-once, the worker's transaction stats (per task: transactions, records per
 //! transaction, commit time) from its log.
 //!
+//! Live modes, `alo-live` and `eos-live`, answer whether replication keeps up with a producer
+//! that writes while it runs: the connector first runs on an empty topic, then the same
+//! producer fills it at full speed while the tasks copy it. Printed: the producer's rate
+//! (lower than alone: the producer, both brokers and the worker share the machine), the
+//! greatest lag seen (source high watermarks minus the target's, sampled every 100 ms), and how
+//! long after the producer's last acknowledged record the target had them all.
+//!
 //! `MM2_BENCH_EXTRA` (a JSON object) adds keys to the connector config, e.g.
 //! `{"source.consumer.fetch.max.bytes": "10485760"}`.
 //!
 //! Run: `CONNECT_WORKER_BIN=target/release/connect-worker cargo run --release -p connect-tests
-//! --bin mm2_bench -- [records] [size] [tasks] [modes]` (defaults 1000000 100 4 alo,eos).
+//! --bin mm2_bench -- [records] [size] [tasks] [modes]` (defaults 1000000 100 4 alo,eos; modes
+//! from `alo`, `eos`, `alo-live`, `eos-live`).
 
 use std::time::{Duration, Instant};
 
@@ -54,8 +62,9 @@ fn source_cluster() -> String {
         .to_owned()
 }
 
-/// Fills `topic` round-robin over its partitions; the producer's records per second.
-fn fill(bootstrap: &str, topic: &str, records: u64, size: usize) -> f64 {
+/// Fills `topic` round-robin over its partitions; the producer's records per second and when
+/// its last record was acknowledged.
+fn fill(bootstrap: &str, topic: &str, records: u64, size: usize) -> (f64, Instant) {
     let p: ThreadedProducer<_> = kafka::client_config_at(bootstrap)
         .set("linger.ms", "20")
         .set("batch.size", "1000000")
@@ -82,7 +91,10 @@ fn fill(bootstrap: &str, topic: &str, records: u64, size: usize) -> f64 {
         }
     }
     p.flush(Duration::from_secs(120)).expect("flush");
-    records as f64 / started.elapsed().as_secs_f64()
+    (
+        records as f64 / started.elapsed().as_secs_f64(),
+        Instant::now(),
+    )
 }
 
 /// The pid of node 1 of a `deploy/kafka.sh` cluster (`cluster-n1`, `cluster-tv1`), if it runs.
@@ -147,7 +159,17 @@ fn high_watermarks(consumer: &BaseConsumer, topic: &str) -> i64 {
 }
 
 async fn run(mode: &str, source: &str, topic: &str, records: u64, size: usize, tasks: usize) {
-    let eos = mode == "eos";
+    let eos = mode.starts_with("eos");
+    let live = mode.ends_with("-live");
+    // A live run copies a topic of its own, empty when its tasks start.
+    let topic = if live {
+        let t = unique("mm2-bench-live");
+        kafka::create_topics_at(source, &[&t], PARTITIONS, 1).await;
+        t
+    } else {
+        topic.to_owned()
+    };
+    let topic = topic.as_str();
     let spec = ClusterSpec::new("mm2-bench").set(
         "exactly.once.source.support",
         if eos { "enabled" } else { "disabled" },
@@ -201,28 +223,53 @@ async fn run(mode: &str, source: &str, topic: &str, records: u64, size: usize, t
     let (brokers_before, machine_before) = (broker_cpu(), machine_busy_seconds());
     let cpu_before = cpu_seconds(pid);
     let started = Instant::now();
-    let (remote_t, target) = (remote.clone(), kafka::bootstrap_servers());
-    let elapsed = tokio::task::spawn_blocking(move || {
-        let consumer: BaseConsumer = kafka::client_config_at(&target)
-            .set("group.id", unique("mm2-bench-watch"))
-            .create()
-            .unwrap();
+    let producer = live.then(|| {
+        let (s, t) = (source.to_owned(), topic.to_owned());
+        std::thread::spawn(move || fill(&s, &t, records, size))
+    });
+    let (remote_t, target, source_t, topic_t) = (
+        remote.clone(),
+        kafka::bootstrap_servers(),
+        source.to_owned(),
+        topic.to_owned(),
+    );
+    let (elapsed, max_lag) = tokio::task::spawn_blocking(move || {
+        let watch = |bootstrap: &str| -> BaseConsumer {
+            kafka::client_config_at(bootstrap)
+                .set("group.id", unique("mm2-bench-watch"))
+                .create()
+                .unwrap()
+        };
+        let (on_target, on_source) = (watch(&target), watch(&source_t));
+        let mut max_lag = 0;
         loop {
-            if high_watermarks(&consumer, &remote_t) >= records as i64 {
-                return started.elapsed();
+            let copied = high_watermarks(&on_target, &remote_t);
+            if copied >= records as i64 {
+                return (started.elapsed(), max_lag);
+            }
+            if live {
+                max_lag = max_lag.max(high_watermarks(&on_source, &topic_t) - copied);
             }
             std::thread::sleep(Duration::from_millis(100));
         }
     })
     .await
     .unwrap();
+    if let Some(producer) = producer {
+        let (rate, done) = producer.join().expect("producer");
+        let behind = (started + elapsed).saturating_duration_since(done);
+        println!(
+            "{mode:>8}: producer {rate:.0} records/s while the tasks copied; greatest lag seen {max_lag} records; the target had every record {:.2} s after the producer's last",
+            behind.as_secs_f64()
+        );
+    }
     let cpu = cpu_seconds(pid) - cpu_before;
     let machine = machine_busy_seconds() - machine_before;
     let brokers_after = broker_cpu();
     let rss = peak_rss_kib(pid);
     let secs = elapsed.as_secs_f64();
     println!(
-        "{mode:>4}: {records} records ({:.0} MB) in {secs:.2} s: {:.0} records/s, {:.1} MB/s; worker {cpu:.2} CPU s ({:.0} records per CPU second), peak RSS {} MiB",
+        "{mode:>8}: {records} records ({:.0} MB) in {secs:.2} s: {:.0} records/s, {:.1} MB/s; worker {cpu:.2} CPU s ({:.0} records per CPU second), peak RSS {} MiB",
         (records as f64 * size as f64) / 1e6,
         records as f64 / secs,
         records as f64 * size as f64 / 1e6 / secs,
@@ -255,6 +302,17 @@ async fn run(mode: &str, source: &str, topic: &str, records: u64, size: usize, t
     }
     drop(w);
     delete_topics(&[remote, format!("{}-offsets", spec.group_id)]).await;
+    if live {
+        delete_source_topic(source, topic).await;
+    }
+}
+
+async fn delete_source_topic(source: &str, topic: &str) {
+    let admin: rdkafka::admin::AdminClient<_> =
+        kafka::client_config_at(source).create().expect("admin");
+    let _ = admin
+        .delete_topics(&[topic], &rdkafka::admin::AdminOptions::new())
+        .await;
 }
 
 fn cores() -> usize {
@@ -285,20 +343,16 @@ async fn main() {
     let topic = unique("mm2-bench");
     kafka::create_topics_at(&source, &[&topic], PARTITIONS, 1).await;
     let (s, t) = (source.clone(), topic.clone());
-    let rate = tokio::task::spawn_blocking(move || fill(&s, &t, records, size))
+    let (rate, _) = tokio::task::spawn_blocking(move || fill(&s, &t, records, size))
         .await
         .unwrap();
     println!(
-        "producer: {rate:.0} records/s, {:.1} MB/s into the source cluster",
+        "producer alone: {rate:.0} records/s, {:.1} MB/s into the source cluster",
         rate * size as f64 / 1e6
     );
     for mode in modes.split(',') {
         run(mode.trim(), &source, &topic, records, size, tasks).await;
     }
     // The source topic goes too (it lives on the --tv1 cluster).
-    let admin: rdkafka::admin::AdminClient<_> =
-        kafka::client_config_at(&source).create().expect("admin");
-    let _ = admin
-        .delete_topics(&[&topic], &rdkafka::admin::AdminOptions::new())
-        .await;
+    delete_source_topic(&source, &topic).await;
 }
