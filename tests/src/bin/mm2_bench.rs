@@ -23,6 +23,10 @@
 //! (lower than alone: the producer, both brokers and the worker share the machine), the
 //! greatest lag seen (source high watermarks minus the target's, sampled every 100 ms), and how
 //! long after the producer's last acknowledged record the target had them all.
+//! `MM2_BENCH_RATE` (records per second) paces the live runs' producer: the rate replication
+//! sustains is the one at which the lag stays small.
+//!
+//! `MM2_BENCH_KEEP` (any value) keeps the topics, to inspect their batches (`kafka-dump-log`).
 //!
 //! `MM2_BENCH_EXTRA` (a JSON object) adds keys to the connector config, e.g.
 //! `{"source.consumer.fetch.max.bytes": "10485760"}`.
@@ -62,9 +66,15 @@ fn source_cluster() -> String {
         .to_owned()
 }
 
-/// Fills `topic` round-robin over its partitions; the producer's records per second and when
-/// its last record was acknowledged.
-fn fill(bootstrap: &str, topic: &str, records: u64, size: usize) -> (f64, Instant) {
+/// Fills `topic` round-robin over its partitions, at `pace` records per second if given; the
+/// producer's records per second and when its last record was acknowledged.
+fn fill(
+    bootstrap: &str,
+    topic: &str,
+    records: u64,
+    size: usize,
+    pace: Option<f64>,
+) -> (f64, Instant) {
     let p: ThreadedProducer<_> = kafka::client_config_at(bootstrap)
         .set("linger.ms", "20")
         .set("batch.size", "1000000")
@@ -75,6 +85,10 @@ fn fill(bootstrap: &str, topic: &str, records: u64, size: usize) -> (f64, Instan
     let value = vec![b'x'; size];
     let started = Instant::now();
     for i in 0..records {
+        if let Some(rate) = pace.filter(|_| i % 1000 == 0) {
+            let due = started + Duration::from_secs_f64(i as f64 / rate);
+            std::thread::sleep(due.saturating_duration_since(Instant::now()));
+        }
         let key = i.to_string();
         let mut record = BaseRecord::to(topic)
             .partition((i % PARTITIONS as u64) as i32)
@@ -95,6 +109,14 @@ fn fill(bootstrap: &str, topic: &str, records: u64, size: usize) -> (f64, Instan
         records as f64 / started.elapsed().as_secs_f64(),
         Instant::now(),
     )
+}
+
+/// `MM2_BENCH_RATE`: the records per second a live run's producer keeps to (all it can if
+/// unset).
+fn pace() -> Option<f64> {
+    std::env::var("MM2_BENCH_RATE")
+        .ok()
+        .map(|r| r.parse().expect("MM2_BENCH_RATE is records per second"))
 }
 
 /// The pid of node 1 of a `deploy/kafka.sh` cluster (`cluster-n1`, `cluster-tv1`), if it runs.
@@ -225,7 +247,7 @@ async fn run(mode: &str, source: &str, topic: &str, records: u64, size: usize, t
     let started = Instant::now();
     let producer = live.then(|| {
         let (s, t) = (source.to_owned(), topic.to_owned());
-        std::thread::spawn(move || fill(&s, &t, records, size))
+        std::thread::spawn(move || fill(&s, &t, records, size, pace()))
     });
     let (remote_t, target, source_t, topic_t) = (
         remote.clone(),
@@ -301,6 +323,10 @@ async fn run(mode: &str, source: &str, topic: &str, records: u64, size: usize, t
         println!("      {line}");
     }
     drop(w);
+    if std::env::var_os("MM2_BENCH_KEEP").is_some() {
+        println!("      kept: {remote} on the target, {topic} on the source");
+        return;
+    }
     delete_topics(&[remote, format!("{}-offsets", spec.group_id)]).await;
     if live {
         delete_source_topic(source, topic).await;
@@ -343,16 +369,21 @@ async fn main() {
     let topic = unique("mm2-bench");
     kafka::create_topics_at(&source, &[&topic], PARTITIONS, 1).await;
     let (s, t) = (source.clone(), topic.clone());
-    let (rate, _) = tokio::task::spawn_blocking(move || fill(&s, &t, records, size))
+    let source_broker = broker_pid("cluster-tv1");
+    let broker_before = source_broker.map_or(0.0, cpu_seconds);
+    let (rate, _) = tokio::task::spawn_blocking(move || fill(&s, &t, records, size, None))
         .await
         .unwrap();
     println!(
-        "producer alone: {rate:.0} records/s, {:.1} MB/s into the source cluster",
-        rate * size as f64 / 1e6
+        "producer alone: {rate:.0} records/s, {:.1} MB/s into the source cluster; source broker {:.2} CPU s",
+        rate * size as f64 / 1e6,
+        source_broker.map_or(0.0, cpu_seconds) - broker_before
     );
     for mode in modes.split(',') {
         run(mode.trim(), &source, &topic, records, size, tasks).await;
     }
     // The source topic goes too (it lives on the --tv1 cluster).
-    delete_source_topic(&source, &topic).await;
+    if std::env::var_os("MM2_BENCH_KEEP").is_none() {
+        delete_source_topic(&source, &topic).await;
+    }
 }
