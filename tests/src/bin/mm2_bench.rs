@@ -371,12 +371,16 @@ async fn main() {
     let (s, t) = (source.clone(), topic.clone());
     let source_broker = broker_pid("cluster-tv1");
     let broker_before = source_broker.map_or(0.0, cpu_seconds);
+    // This process is the producer (its client's threads and the loop that feeds it).
+    let me = i32::try_from(std::process::id()).expect("pid");
+    let producer_before = cpu_seconds(me);
     let (rate, _) = tokio::task::spawn_blocking(move || fill(&s, &t, records, size, None))
         .await
         .unwrap();
     println!(
-        "producer alone: {rate:.0} records/s, {:.1} MB/s into the source cluster; source broker {:.2} CPU s",
+        "producer alone: {rate:.0} records/s, {:.1} MB/s into the source cluster; producer {:.2} CPU s, source broker {:.2} CPU s",
         rate * size as f64 / 1e6,
+        cpu_seconds(me) - producer_before,
         source_broker.map_or(0.0, cpu_seconds) - broker_before
     );
     for mode in modes.split(',') {
