@@ -47,23 +47,10 @@ use serde_json::json;
 
 const PARTITIONS: i32 = 12;
 
+/// Starts (or finds running) the source cluster, under the lock the tests take, so a bench
+/// started beside a test run does not race it inside `deploy/kafka.sh`.
 fn source_cluster() -> String {
-    let root = connect_tests::bench::root();
-    let out = std::process::Command::new(root.join("deploy/kafka.sh"))
-        .args(["up", "--tv1"])
-        .output()
-        .expect("deploy/kafka.sh");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .last()
-        .unwrap_or_default()
-        .trim_start_matches("KAFKA_BOOTSTRAP_SERVERS=")
-        .to_owned()
+    kafka::kafka_sh_locked(&["up", "--tv1"])
 }
 
 /// Fills `topic` round-robin over its partitions, at `pace` records per second if given; the
